@@ -1,0 +1,87 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { LogController } from 'fastify';
+import pino from 'pino';
+import { AppModule } from './app.module';
+import { API_VERSION, type AppConfig } from './config';
+import { Metrics } from './health/metrics';
+import { registerAuthHook } from './http/auth.hook';
+import { sendError } from './http/exception.filter';
+import { contextOf } from './http/request-context';
+import { Infrastructure } from './infrastructure';
+
+export interface CreatedApp {
+  app: NestFastifyApplication;
+  infra: Infrastructure;
+  close(): Promise<void>;
+}
+
+/** Largest JSON body accepted (multipart uploads have their own limits). */
+export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
+
+/** Builds the API (and, in single-node mode, the worker) on top of an opened infrastructure. */
+export async function createApp(config: AppConfig): Promise<CreatedApp> {
+  const logger = pino({ level: config.logLevel, base: { service: 'crs' } });
+  const infra = await Infrastructure.open(config, {
+    info: (o, m) => logger.info(o, m),
+    error: (o, m) => logger.error(o, m),
+  });
+  const metrics = new Metrics(infra.runner);
+  const adapter = new FastifyAdapter({
+    loggerInstance: logger,
+    // Our onResponse hook logs requests; Fastify's per-request lines stay off. Log lines carry request_id.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    genReqId: () => randomUUID(),
+    bodyLimit: JSON_BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true },
+  } as any);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forInfrastructure(infra, metrics), adapter, { logger: ['error', 'warn'], bodyParser: false });
+  const fastify = app.getHttpAdapter().getInstance();
+
+  registerAuthHook(fastify, infra.keys);
+  fastify.addHook('onResponse', async (req, reply) => {
+    const route = (req as any).routeOptions?.url ?? 'unmatched';
+    metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    if (reply.statusCode >= 500 || config.logLevel === 'debug') {
+      req.log.info({ method: req.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    }
+  });
+  // Bodiless POST/DELETE with a JSON content type (or none) must not fail before the handler.
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (e) {
+      const err = new Error(`Body is not valid JSON: ${(e as Error).message}`) as Error & { statusCode: number };
+      err.statusCode = 400;
+      done(err, undefined);
+    }
+  });
+
+  const doc = new DocumentBuilder()
+    .setTitle('Context Retrieval Service')
+    .setDescription('Stores context (knowledge, memories) and returns the most relevant context for a query. Every response of /query, /context/*, /databases and /feedback is wrapped in the envelope {success, data, error, meta}.')
+    .setVersion(API_VERSION)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: '<prefix>.<secret>' })
+    .addGlobalParameters({ name: 'API-Version', in: 'header', required: false, schema: { type: 'string', default: '2' } })
+    .build();
+  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, doc));
+
+  await app.init();
+  await fastify.ready();
+  if (config.worker) infra.runner.start();
+
+  return {
+    app,
+    infra,
+    async close() {
+      await app.close();
+      await infra.close();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { CqrsModule } from '@nestjs/cqrs';
+import { DatabaseCommands } from './databases/database-commands';
+import { CreateDatabaseController } from './databases/create-database/create-database.http.controller';
+import { DeleteDatabaseController } from './databases/delete-database/delete-database.http.controller';
+import { ListDatabasesController } from './databases/list-databases/list-databases.http.controller';
+import { DatabaseStatusController } from './databases/database-status/database-status.http.controller';
+import { ListCollectionsController } from './databases/list-collections/list-collections.http.controller';
+import { DeleteCollectionController } from './databases/delete-collection/delete-collection.http.controller';
+import { HealthController } from './health/health.http.controller';
+import { Metrics } from './health/metrics';
+import { EnvelopeExceptionFilter } from './http/exception.filter';
+import { EnvelopeInterceptor } from './http/envelope.interceptor';
+import { createValidationPipe } from './http/validation';
+import type { Infrastructure } from './infrastructure';
+import { API_KEYS, APP_CONFIG, DATABASE_DIRECTORY, DATA_SOURCE, EVENT_STORE, INFRASTRUCTURE, PROJECTION_RUNNER, RATE_LIMITER } from './tokens';
+
+@Module({})
+export class AppModule {
+  static forInfrastructure(infra: Infrastructure, metrics: Metrics): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [CqrsModule.forRoot()],
+      controllers: [
+        HealthController,
+        CreateDatabaseController,
+        DeleteDatabaseController,
+        ListDatabasesController,
+        DatabaseStatusController,
+        ListCollectionsController,
+        DeleteCollectionController,
+      ],
+      providers: [
+        { provide: INFRASTRUCTURE, useValue: infra },
+        { provide: APP_CONFIG, useValue: infra.config },
+        { provide: DATA_SOURCE, useValue: infra.ds },
+        { provide: EVENT_STORE, useValue: infra.store },
+        { provide: PROJECTION_RUNNER, useValue: infra.runner },
+        { provide: API_KEYS, useValue: infra.keys },
+        { provide: RATE_LIMITER, useValue: infra.rateLimiter },
+        { provide: DATABASE_DIRECTORY, useValue: infra.directory },
+        { provide: Metrics, useValue: metrics },
+        { provide: APP_FILTER, useClass: EnvelopeExceptionFilter },
+        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        DatabaseCommands,
+      ],
+    };
+  }
+}

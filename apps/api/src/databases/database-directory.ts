@@ -1,0 +1,63 @@
+import type { DataSource } from 'typeorm';
+import type { ApiKeyRecord } from '../../../../libs/persistence/src/api-keys';
+import type { MetadataField } from '../../../../libs/domain/src/metadata-schema';
+import type { EmbedderSpec } from '../../../../libs/domain/src/events';
+import { databaseNotFound } from '../http/scope';
+
+export interface DatabaseRecord {
+  id: string;
+  orgId: string;
+  name: string;
+  status: 'provisioning' | 'ready' | 'deleting';
+  metadataSchema: MetadataField[];
+  embedder: EmbedderSpec;
+  flags: { scheduler_status: boolean; graph_status: boolean; vectorstore_status: { knowledge: boolean; memories: boolean } };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function keyReaches(auth: ApiKeyRecord, name: string): boolean {
+  return auth.databases === null || auth.databases.includes(name);
+}
+
+/** Resolves database names for a caller: a database the key cannot reach is indistinguishable from one that does not exist. */
+export class DatabaseDirectory {
+  constructor(private readonly ds: DataSource) {}
+
+  async find(orgId: string, name: string): Promise<DatabaseRecord | null> {
+    const rows = await this.ds.query('SELECT * FROM rm_databases WHERE org_id = $1 AND name = $2', [orgId, name]);
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** The live (not deleting) database the key can reach, or 404 DATABASE_NOT_FOUND. */
+  async resolve(auth: ApiKeyRecord, name: string): Promise<DatabaseRecord> {
+    if (!keyReaches(auth, name)) throw databaseNotFound(name);
+    const db = await this.find(auth.orgId, name);
+    if (!db || db.status === 'deleting') throw databaseNotFound(name);
+    return db;
+  }
+
+  async list(auth: ApiKeyRecord): Promise<DatabaseRecord[]> {
+    const rows = await this.ds.query(`SELECT * FROM rm_databases WHERE org_id = $1 AND status <> 'deleting' ORDER BY name`, [auth.orgId]);
+    return rows.map(toRecord).filter((d: DatabaseRecord) => keyReaches(auth, d.name));
+  }
+
+  async collections(databaseId: string): Promise<{ name: string; createdAt: string }[]> {
+    const rows = await this.ds.query(`SELECT name, created_at FROM rm_collections WHERE database_id = $1 AND status = 'active' ORDER BY name`, [databaseId]);
+    return rows.map((r: any) => ({ name: r.name, createdAt: new Date(r.created_at).toISOString() }));
+  }
+}
+
+function toRecord(r: any): DatabaseRecord {
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    name: r.name,
+    status: r.status,
+    metadataSchema: r.metadata_schema,
+    embedder: r.embedder,
+    flags: { scheduler_status: r.scheduler_ready, graph_status: r.graph_ready, vectorstore_status: { knowledge: r.vs_knowledge_ready, memories: r.vs_memories_ready } },
+    createdAt: new Date(r.created_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+  };
+}

@@ -1,0 +1,38 @@
+import { Controller, Get, Inject, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { authOf } from '../../http/auth.hook';
+import { addDeprecation, contextOf } from '../../http/request-context';
+import { DATABASE_DIRECTORY } from '../../tokens';
+import { DatabaseDirectory } from '../database-directory';
+
+@ApiTags('databases')
+@Controller()
+export class ListDatabasesController {
+  constructor(@Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+
+  @Get('databases')
+  @ApiOperation({ summary: 'List the databases of the organization that this key can reach' })
+  async list(@Req() req: FastifyRequest) {
+    const dbs = await this.directory.list(authOf(req));
+    return {
+      databases: dbs.map((d) => ({
+        database: d.name,
+        status: d.status,
+        provisioned: d.status === 'ready',
+        metadata_schema: d.metadataSchema,
+        embedder: { model: d.embedder.modelId, dimensions: d.embedder.dimensions },
+        created_at: d.createdAt,
+      })),
+      count: dbs.length,
+    };
+  }
+
+  @Get('tenants')
+  @ApiOperation({ summary: 'Deprecated alias of GET /databases (original SDK shape)', deprecated: true })
+  async listTenants(@Req() req: FastifyRequest) {
+    addDeprecation(contextOf(req), '/tenants', '/databases');
+    const dbs = await this.directory.list(authOf(req));
+    return { tenant_ids: dbs.map((d) => d.name), failed_tenant_ids: [], message: `${dbs.length} tenant(s)` };
+  }
+}

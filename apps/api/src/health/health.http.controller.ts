@@ -1,0 +1,51 @@
+import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { API_VERSION } from '../config';
+import { DirectResponse } from '../http/envelope.interceptor';
+import { INFRASTRUCTURE } from '../tokens';
+import type { Infrastructure } from '../infrastructure';
+import { Metrics } from './metrics';
+
+@ApiTags('health')
+@Controller()
+@DirectResponse()
+export class HealthController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly metrics: Metrics) {}
+
+  @Get('health')
+  @ApiOperation({ summary: 'Liveness, with the serving API version' })
+  health() {
+    return { status: 'ok', api_version: API_VERSION, version: API_VERSION };
+  }
+
+  @Get('ready')
+  @ApiOperation({ summary: 'Readiness: Postgres reachable and every projection within the configured lag' })
+  async ready(@Res({ passthrough: true }) reply: FastifyReply) {
+    const checks: Record<string, unknown> = {};
+    let ok = true;
+    try {
+      await this.infra.ds.query('SELECT 1');
+      checks.postgres = 'ok';
+    } catch (e) {
+      ok = false;
+      checks.postgres = `unreachable: ${(e as Error).message}`;
+    }
+    try {
+      const status = await this.infra.runner.status();
+      checks.projections = status.map((s) => ({ name: s.name, position: s.position, lag: s.lag, error: s.error }));
+      if (status.some((s) => s.lag > this.infra.config.readinessMaxLag || s.error)) ok = false;
+    } catch (e) {
+      ok = false;
+      checks.projections = `unavailable: ${(e as Error).message}`;
+    }
+    reply.status(ok ? 200 : 503);
+    return { status: ok ? 'ready' : 'not_ready', api_version: API_VERSION, checks };
+  }
+
+  @Get('metrics')
+  @ApiOperation({ summary: 'Prometheus metrics' })
+  async prometheus(@Res() reply: FastifyReply) {
+    reply.header('content-type', this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
+  }
+}

@@ -1,0 +1,35 @@
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
+
+/** Prometheus metrics: request latency by route and status, projection lag, pipeline queue depth. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpDuration = new Histogram({
+    name: 'crs_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  constructor(runner: ProjectionRunner, queueDepth?: () => Promise<number>) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'crs_' });
+    new Gauge({
+      name: 'crs_projection_lag_events',
+      help: 'Log positions between the head of the event log and each projection checkpoint',
+      labelNames: ['projection'],
+      registers: [this.registry],
+      async collect() {
+        for (const s of await runner.status()) this.set({ projection: s.name }, s.lag);
+      },
+    });
+    new Gauge({
+      name: 'crs_pipeline_queue_depth',
+      help: 'Items waiting in the indexing pipeline',
+      registers: [this.registry],
+      async collect() {
+        this.set(queueDepth ? await queueDepth() : 0);
+      },
+    });
+  }
+}

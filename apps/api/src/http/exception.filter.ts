@@ -1,0 +1,27 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errorEnvelope } from './envelope';
+import { mapError } from './errors';
+import { contextOf } from './request-context';
+
+/** The one exception filter: every error leaves as the spec's envelope with a stable code. */
+@Catch()
+export class EnvelopeExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    sendError(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), exception, this.logger);
+  }
+}
+
+export function sendError(req: FastifyRequest, reply: FastifyReply, exception: unknown, logger?: { error(m: unknown, ...r: unknown[]): void }): void {
+  const mapped = mapError(exception);
+  if (mapped.status >= 500) {
+    const e = exception as Error;
+    (logger ?? console).error(`request ${req.id} failed: ${e?.stack ?? String(exception)}`);
+  }
+  const ctx = contextOf(req);
+  if (mapped.headers) for (const [k, v] of Object.entries(mapped.headers)) reply.header(k, v);
+  reply.status(mapped.status).type('application/json').send(errorEnvelope(ctx, mapped.code, mapped.message, mapped.detail));
+}

@@ -1,0 +1,55 @@
+import { invalid, notFound } from '../../../../libs/domain/src/errors';
+import { addDeprecation, type RequestContext } from './request-context';
+
+export interface ScopeInput {
+  database?: unknown;
+  tenant_id?: unknown;
+  collection?: unknown;
+  sub_tenant_id?: unknown;
+}
+
+export interface Scope {
+  database?: string;
+  collection?: string;
+}
+
+function pick(ctx: RequestContext, input: ScopeInput, preferred: 'database' | 'collection', deprecated: 'tenant_id' | 'sub_tenant_id'): string | undefined {
+  const a = input[preferred];
+  const b = input[deprecated];
+  for (const [field, value] of [[preferred, a], [deprecated, b]] as const) {
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' || value.length === 0) {
+      const message = `${field} must be a non-empty string`;
+      throw invalid(message, field === deprecated ? { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: deprecated, preferred_field: preferred, success: false } : undefined);
+    }
+  }
+  if (b !== undefined && b !== null) {
+    addDeprecation(ctx, deprecated, preferred);
+    ctx.scope[deprecated] = b as string;
+  }
+  if (a != null && b != null && a !== b) {
+    const message = `${preferred} '${String(a)}' and its deprecated alias ${deprecated} '${String(b)}' disagree; send only ${preferred}`;
+    throw invalid(message, { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: deprecated, preferred_field: preferred, success: false });
+  }
+  return (a ?? b ?? undefined) as string | undefined;
+}
+
+/**
+ * Reads `database` / `collection` and their deprecated aliases `tenant_id` / `sub_tenant_id` (JSON body,
+ * query string or multipart fields alike), adds the deprecation notices and echoes the scope in meta.
+ */
+export function readScope(ctx: RequestContext, input: ScopeInput, opts: { requireDatabase: boolean }): Scope {
+  const database = pick(ctx, input, 'database', 'tenant_id');
+  const collection = pick(ctx, input, 'collection', 'sub_tenant_id');
+  if (!database && collection) {
+    const usedDeprecated = input.sub_tenant_id != null;
+    const message = usedDeprecated ? 'sub_tenant_id requires database (or tenant_id)' : 'collection requires database';
+    throw invalid(message, usedDeprecated ? { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: 'sub_tenant_id', preferred_field: 'collection', success: false } : undefined);
+  }
+  if (!database && opts.requireDatabase) throw invalid('database is required');
+  if (database) ctx.scope.database = database;
+  if (collection) ctx.scope.collection = collection;
+  return { database, collection };
+}
+
+export const databaseNotFound = (name: string) => notFound('DATABASE_NOT_FOUND', `database '${name}' was not found`);

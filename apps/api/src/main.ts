@@ -1,0 +1,46 @@
+import 'reflect-metadata';
+import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-postgres';
+import { createApp } from './app.factory';
+import { configFromEnv } from './config';
+
+/**
+ * `npm start`: the API on PORT (8080) with the worker in the same process. Without DATABASE_URL it starts
+ * a real Postgres from the embedded-postgres package under DATA_DIR (./.data) and reuses it on restart.
+ */
+async function main(): Promise<void> {
+  let databaseUrl = process.env.DATABASE_URL;
+  let stopPostgres: (() => Promise<void>) | undefined;
+  if (!databaseUrl) {
+    const dataDir = process.env.DATA_DIR ?? '.data';
+    console.log(`Starting embedded Postgres under ${dataDir}/postgres ...`);
+    const pg = await startEmbeddedPostgres({ dataDir, log: process.env.LOG_LEVEL === 'debug' ? (l) => console.log(l) : undefined });
+    databaseUrl = pg.url;
+    stopPostgres = () => pg.stop();
+  }
+  const config = configFromEnv(process.env, databaseUrl);
+  const { app, close } = await createApp(config);
+  await app.listen({ port: config.port, host: config.host });
+  const shown = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  console.log(`Context Retrieval Service listening on http://${shown}:${config.port} (API docs: http://${shown}:${config.port}/docs)`);
+  console.log(
+    config.bootstrapApiKey
+      ? 'API key: the BOOTSTRAP_API_KEY you set (organization "default").'
+      : 'Get an API key: npm run crs -- keys create --org default   (or start with BOOTSTRAP_API_KEY=<prefix>.<secret>)',
+  );
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: shutting down`);
+    await close().catch((e) => console.error(e));
+    await stopPostgres?.().catch((e) => console.error(e));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

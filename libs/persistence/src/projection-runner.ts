@@ -1,0 +1,289 @@
+import { EventEmitter } from 'node:events';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import type { EventStore, RecordedEvent, Subscription } from '../../eventstore/src/event-store.port';
+import type { Processor, ReadModelProjection, Subscriber } from './projection';
+
+export interface RunnerLogger {
+  info(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+const CHECKPOINT_DDL = `CREATE TABLE IF NOT EXISTS projection_checkpoints (
+  name text PRIMARY KEY,
+  position bigint NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+/** Events applied per read-model transaction while catching up. */
+const BATCH = 500;
+
+/** 64-bit advisory lock key per projection, stable across processes. */
+export function lockKey(name: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (const ch of Buffer.from(`crs:projection:${name}`)) {
+    h ^= BigInt(ch);
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return BigInt.asIntN(64, h).toString();
+}
+
+export interface ProjectionStatus {
+  name: string;
+  kind: Subscriber['kind'];
+  position: number;
+  head: number;
+  lag: number;
+  error: string | null;
+}
+
+/**
+ * Runs read-model projections and processors from catch-up subscriptions on the event log.
+ *
+ * Read models: each batch runs in one transaction that first takes `pg_advisory_xact_lock` for the
+ * projection, re-reads the checkpoint inside the lock, skips events at or below it, applies the rest
+ * and writes the checkpoint. So several instances may subscribe, but each event is applied exactly
+ * once, and a rebuild (one transaction holding the same lock) can run while the service is live.
+ *
+ * Processors hold a session-level advisory lock for their whole run (one active instance each),
+ * since their side effects must not run twice at once.
+ */
+export class ProjectionRunner {
+  private readonly positions = new Map<string, number>();
+  private readonly errors = new Map<string, string>();
+  private readonly progress = new EventEmitter();
+  private readonly subscriptions = new Set<Subscription>();
+  private readonly loops: Promise<void>[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly store: EventStore,
+    readonly subscribers: Subscriber[],
+    private readonly log: RunnerLogger,
+  ) {
+    this.progress.setMaxListeners(0);
+  }
+
+  get readModels(): ReadModelProjection[] {
+    return this.subscribers.filter((s): s is ReadModelProjection => s.kind === 'read-model');
+  }
+
+  async migrate(sql: { query(q: string): Promise<unknown> } = this.ds): Promise<void> {
+    await sql.query(CHECKPOINT_DDL);
+    for (const p of this.readModels) for (const ddl of p.ddl) await sql.query(ddl);
+  }
+
+  start(only?: (s: Subscriber) => boolean): void {
+    for (const sub of this.subscribers) {
+      if (only && !only(sub)) continue;
+      this.loops.push(sub.kind === 'read-model' ? this.runReadModel(sub) : this.runProcessor(sub));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.subscriptions].map((s) => s.close().catch(() => undefined)));
+    await Promise.allSettled(this.loops);
+  }
+
+  /** Resolves when every named subscriber (default: all read models) has processed `position`, or after `timeoutMs` (returns false). */
+  async waitFor(position: number, names?: string[], timeoutMs = 5000): Promise<boolean> {
+    const targets = names ?? this.readModels.map((p) => p.name);
+    const reached = () => targets.every((n) => (this.positions.get(n) ?? -1) >= position);
+    if (reached()) return true;
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.progress.off('advanced', onAdvance);
+        resolve(ok);
+      };
+      const onAdvance = () => reached() && done(true);
+      // Another process may be running the projections: read their checkpoints too.
+      const poll = setInterval(async () => {
+        try {
+          const rows: { name: string; position: string }[] = await this.ds.query('SELECT name, position FROM projection_checkpoints WHERE name = ANY($1)', [targets]);
+          for (const r of rows) this.advance(r.name, Number(r.position));
+          if (reached()) done(true);
+        } catch {
+          /* transient; the timer bounds the wait */
+        }
+      }, 50);
+      const timer = setTimeout(() => done(reached()), timeoutMs);
+      this.progress.on('advanced', onAdvance);
+    });
+  }
+
+  async status(): Promise<ProjectionStatus[]> {
+    const head = await this.store.headPosition();
+    const rows: { name: string; position: string }[] = await this.ds.query('SELECT name, position FROM projection_checkpoints');
+    const stored = new Map(rows.map((r) => [r.name, Number(r.position)]));
+    return this.subscribers.map((s) => {
+      const position = Math.max(stored.get(s.name) ?? 0, this.positions.get(s.name) ?? 0);
+      return { name: s.name, kind: s.kind, position, head, lag: Math.max(0, head - position), error: this.errors.get(s.name) ?? null };
+    });
+  }
+
+  /**
+   * Rebuilds a read model from the whole log in ONE transaction under the projection's lock:
+   * readers keep seeing the old rows until commit, then the new ones (an atomic swap).
+   */
+  async rebuild(name: string, onProgress?: (position: number, head: number) => void): Promise<{ events: number; position: number; ms: number }> {
+    const projection = this.readModels.find((p) => p.name === name);
+    if (!projection) throw new Error(`unknown read model ${name}`);
+    const started = Date.now();
+    const head = await this.store.headPosition();
+    let applied = 0;
+    let position = 0;
+    await this.ds.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [lockKey(name)]);
+      for (const ddl of projection.ddl) await tx.query(ddl);
+      for (const table of projection.tables) await tx.query(`DELETE FROM ${table}`);
+      position = await this.replayInto(projection, tx, Infinity, (p, n) => {
+        applied = n;
+        onProgress?.(p, head);
+      });
+      await writeCheckpoint(tx, name, position);
+    });
+    this.advance(name, position);
+    return { events: applied, position, ms: Date.now() - started };
+  }
+
+  /** Applies every event (up to `until`) to the projection through `sql`; returns the last position read. */
+  async replayInto(projection: ReadModelProjection, sql: EntityManager, until: number, onProgress?: (position: number, applied: number) => void): Promise<number> {
+    let after = 0;
+    let applied = 0;
+    while (true) {
+      const page = await this.store.readAll({ after, maxCount: BATCH });
+      if (page.length === 0) break;
+      for (const ev of page) {
+        if (ev.position > until) return after;
+        if (projection.handles.includes(ev.type)) {
+          await projection.apply(ev, sql);
+          applied++;
+        }
+        after = ev.position;
+      }
+      onProgress?.(after, applied);
+    }
+    return after;
+  }
+
+  private advance(name: string, position: number): void {
+    if ((this.positions.get(name) ?? -1) >= position) return;
+    this.positions.set(name, position);
+    this.progress.emit('advanced', name, position);
+  }
+
+  private async runReadModel(projection: ReadModelProjection): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const [row] = await this.ds.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projection.name]);
+        const start = row ? Number(row.position) : 0;
+        this.advance(projection.name, start);
+        await this.consume(start, async (batch) => {
+          const last = batch[batch.length - 1].position;
+          const relevant = batch.filter((e) => projection.handles.includes(e.type));
+          await this.ds.transaction(async (tx) => {
+            await tx.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projection.name)]);
+            const [cp] = await tx.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projection.name]);
+            const checkpoint = cp ? Number(cp.position) : 0;
+            for (const ev of relevant) if (ev.position > checkpoint) await projection.apply(ev, tx);
+            if (last > checkpoint) await writeCheckpoint(tx, projection.name, last);
+          });
+          this.errors.delete(projection.name);
+          this.advance(projection.name, last);
+        });
+      } catch (err) {
+        if (this.stopped) break;
+        this.fail(projection.name, err);
+        await sleep(1000);
+      }
+    }
+  }
+
+  private async runProcessor(processor: Processor): Promise<void> {
+    while (!this.stopped) {
+      let lockRunner: QueryRunner | undefined;
+      try {
+        lockRunner = this.ds.createQueryRunner();
+        await lockRunner.connect();
+        const [got] = await lockRunner.query('SELECT pg_try_advisory_lock($1) AS ok', [lockKey(processor.name)]);
+        if (!got.ok) {
+          await sleep(2000); // another instance runs this processor
+          continue;
+        }
+        const [row] = await this.ds.query('SELECT position FROM projection_checkpoints WHERE name = $1', [processor.name]);
+        const start = row ? Number(row.position) : 0;
+        this.advance(processor.name, start);
+        await this.consume(start, async (batch) => {
+          for (const ev of batch) {
+            if (processor.handles.includes(ev.type)) await processor.handle(ev);
+            this.advance(processor.name, ev.position);
+          }
+          await writeCheckpoint(this.ds, processor.name, batch[batch.length - 1].position);
+          this.errors.delete(processor.name);
+        });
+      } catch (err) {
+        if (this.stopped) break;
+        this.fail(processor.name, err);
+        await sleep(1000);
+      } finally {
+        if (lockRunner && !lockRunner.isReleased) {
+          await lockRunner.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
+          await lockRunner.release().catch(() => undefined);
+        }
+      }
+    }
+  }
+
+  /**
+   * Pulls from a catch-up subscription and hands over batches: events already buffered by the
+   * subscription are grouped (up to BATCH) so catching up costs one transaction per batch, while a
+   * live event is handled as soon as it arrives.
+   */
+  private async consume(after: number, onBatch: (batch: RecordedEvent[]) => Promise<void>): Promise<void> {
+    const subscription = this.store.subscribeToAll({ after });
+    this.subscriptions.add(subscription);
+    const iterator = subscription[Symbol.asyncIterator]();
+    try {
+      let pending = iterator.next();
+      while (!this.stopped) {
+        const first = await pending;
+        if (first.done) return;
+        const batch: RecordedEvent[] = [first.value];
+        pending = iterator.next();
+        while (batch.length < BATCH) {
+          const next = await Promise.race([pending, nextTick()]);
+          if (next === TICK) break;
+          const res = next as IteratorResult<RecordedEvent>;
+          if (res.done) break;
+          batch.push(res.value);
+          pending = iterator.next();
+        }
+        await onBatch(batch);
+      }
+    } finally {
+      this.subscriptions.delete(subscription);
+      await subscription.close().catch(() => undefined);
+    }
+  }
+
+  private fail(name: string, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.errors.set(name, message);
+    this.log.error({ projection: name, err: message }, 'projection failed; retrying');
+  }
+}
+
+export async function writeCheckpoint(sql: { query(q: string, p?: unknown[]): Promise<unknown> }, name: string, position: number): Promise<void> {
+  await sql.query(
+    `INSERT INTO projection_checkpoints (name, position, updated_at) VALUES ($1, $2, now())
+     ON CONFLICT (name) DO UPDATE SET position = GREATEST(projection_checkpoints.position, EXCLUDED.position), updated_at = now()`,
+    [name, position],
+  );
+}
+
+const TICK = Symbol('tick');
+const nextTick = () => new Promise<typeof TICK>((r) => setImmediate(() => r(TICK)));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

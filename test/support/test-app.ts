@@ -1,0 +1,65 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type CreatedApp } from '../../apps/api/src/app.factory';
+import { configFromEnv, type AppConfig } from '../../apps/api/src/config';
+import { createTestDatabase } from './test-database';
+
+export const BOOTSTRAP_KEY = 'crs_testbootstrap.s3cr3t-s3cr3t-s3cr3t-s3cr3t';
+
+export interface TestApp extends CreatedApp {
+  config: AppConfig;
+  key: string;
+  /** Sends a request with the bootstrap key and API-Version 2 unless headers override them. */
+  request(method: string, url: string, opts?: { body?: unknown; headers?: Record<string, string>; query?: Record<string, string> }): Promise<{ status: number; body: any; headers: Record<string, any>; raw: string }>;
+  /** Creates a database and waits until its four flags are true. */
+  createDatabase(name: string, extra?: Record<string, unknown>): Promise<void>;
+}
+
+/** A full app (API + in-process worker) on a fresh Postgres database and data directory. */
+export async function startTestApp(label: string, overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+  const databaseUrl = await createTestDatabase(label);
+  const dataDir = mkdtempSync(join(tmpdir(), `crs-${label}-`));
+  const config: AppConfig = { ...configFromEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY }, databaseUrl), ...overrides };
+  const created = await createApp(config);
+  const request: TestApp['request'] = async (method, url, opts = {}) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'api-version': '2', ...(opts.headers ?? {}) };
+    for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k];
+    const res = await created.app.inject({
+      method: method as any,
+      url,
+      query: opts.query,
+      headers: opts.body !== undefined && typeof opts.body !== 'string' ? { 'content-type': 'application/json', ...headers } : headers,
+      payload: opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body),
+    });
+    let body: any;
+    try {
+      body = res.json();
+    } catch {
+      body = undefined;
+    }
+    return { status: res.statusCode, body, headers: res.headers, raw: res.body };
+  };
+  const app: TestApp = {
+    ...created,
+    config,
+    key: BOOTSTRAP_KEY,
+    request,
+    async createDatabase(name, extra = {}) {
+      const res = await request('POST', '/databases', { body: { database: name, ...extra } });
+      if (res.status !== 202) throw new Error(`create database ${name}: ${res.status} ${res.raw}`);
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline) {
+        const st = await request('GET', `/databases/status?database=${encodeURIComponent(name)}`);
+        if (st.body?.data?.provisioned) return;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error(`database ${name} was not provisioned in time`);
+    },
+    async close() {
+      await created.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return app;
+}
