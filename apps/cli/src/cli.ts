@@ -1,0 +1,160 @@
+import { Command, CommanderError } from 'commander';
+import { SingleBar, Presets } from 'cli-progress';
+import { configFromEnv } from '../../api/src/config';
+import { Infrastructure } from '../../api/src/infrastructure';
+import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-postgres';
+import { verifyProjection } from '../../../libs/persistence/src/projection-verifier';
+
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: NodeJS.ProcessEnv;
+  /** show progress bars (off when not a terminal, and in tests) */
+  progress: boolean;
+}
+
+/**
+ * `crs`: the ops and audit command line. It opens the same infrastructure as the API (DATABASE_URL, or the
+ * embedded Postgres under DATA_DIR, attached when the server is running) and never talks HTTP.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let infra: Infrastructure | undefined;
+  let stopPg: (() => Promise<void>) | undefined;
+  const open = async () => {
+    if (infra) return infra;
+    let url = io.env.DATABASE_URL;
+    if (!url) {
+      const pg = await startEmbeddedPostgres({ dataDir: io.env.DATA_DIR ?? '.data' });
+      url = pg.url;
+      stopPg = () => pg.stop();
+    }
+    infra = await Infrastructure.open(configFromEnv(io.env, url), { info: () => undefined, error: (o) => io.err(JSON.stringify(o)) });
+    return infra;
+  };
+  let code = 0;
+  const program = new Command('crs')
+    .description('Context Retrieval Service: keys, event log, projections')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+
+  const keys = program.command('keys').description('API keys (only a hash of each secret is stored)');
+  keys
+    .command('create')
+    .requiredOption('--org <org>', 'organization id (created if new)')
+    .option('--databases <names>', 'comma-separated databases the key may reach (default: all of the organization)')
+    .option('--label <label>', 'a note to recognise the key by')
+    .action(async (o: { org: string; databases?: string; label?: string }) => {
+      const i = await open();
+      const databases = o.databases ? o.databases.split(',').map((s) => s.trim()).filter(Boolean) : null;
+      const { key, record } = await i.keys.create(o.org, { databases, label: o.label });
+      io.out(key);
+      io.err(`Created key ${record.prefix} for organization ${record.orgId} (${databases ? `databases: ${databases.join(', ')}` : 'all databases'}). The secret is shown only this once.`);
+    });
+  keys
+    .command('list')
+    .option('--org <org>', 'only this organization')
+    .action(async (o: { org?: string }) => {
+      const i = await open();
+      for (const k of await i.keys.list(o.org)) {
+        io.out(JSON.stringify({ prefix: k.prefix, org: k.orgId, databases: k.databases ?? 'all', label: k.label, created_at: k.createdAt, revoked_at: k.revokedAt }));
+      }
+    });
+  keys
+    .command('revoke <prefix>')
+    .action(async (prefix: string) => {
+      const i = await open();
+      if (await i.keys.revoke(prefix)) io.out(`revoked ${prefix}`);
+      else {
+        io.err(`no active key with prefix ${prefix}`);
+        code = 1;
+      }
+    });
+
+  const projections = program.command('projections').description('read models built from the event log');
+  projections.command('status').action(async () => {
+    const i = await open();
+    for (const s of await i.runner.status()) io.out(`${s.name.padEnd(24)} ${s.kind.padEnd(10)} position ${String(s.position).padStart(8)}  head ${String(s.head).padStart(8)}  lag ${s.lag}${s.error ? `  error: ${s.error}` : ''}`);
+  });
+  projections
+    .command('rebuild <name>')
+    .description('rebuild a read model (or all) from the whole log, atomically')
+    .action(async (name: string) => {
+      const i = await open();
+      const names = name === 'all' ? i.runner.readModels.map((p) => p.name) : [name];
+      for (const n of names) {
+        const bar = io.progress ? new SingleBar({ format: `${n.padEnd(20)} [{bar}] {value}/{total} positions`, hideCursor: true }, Presets.shades_classic) : undefined;
+        bar?.start(Math.max(1, await i.store.headPosition()), 0);
+        const r = await i.runner.rebuild(n, (p, head) => {
+          bar?.setTotal(Math.max(1, head));
+          bar?.update(p);
+        });
+        bar?.stop();
+        io.out(`${n}: rebuilt from ${r.events} events up to position ${r.position} in ${r.ms} ms (${Math.round((r.events / Math.max(1, r.ms)) * 1000)} events/s)`);
+      }
+    });
+  projections
+    .command('verify <name>')
+    .description('rebuild into a shadow schema and compare with the live read model')
+    .action(async (name: string) => {
+      const i = await open();
+      const names = name === 'all' ? i.runner.readModels.map((p) => p.name) : [name];
+      for (const n of names) {
+        const r = await verifyProjection(i.runner, i.ds, i.config.databaseUrl, n);
+        if (r.equal) io.out(`${n}: equal at position ${r.position} (${r.tables.map((t) => `${t.table} ${t.rows} rows ${t.live}`).join(', ')})`);
+        else {
+          code = 1;
+          const d = r.firstDifference!;
+          io.out(`${n}: DIFFERENT at position ${r.position}: first difference in ${d.table} row ${d.index}\n  live:    ${d.live}\n  rebuilt: ${d.rebuilt}`);
+        }
+      }
+    });
+
+  program
+    .command('events')
+    .description('the event log')
+    .command('read')
+    .description('print events as NDJSON')
+    .option('--stream <stream>', 'one stream (default: the whole log)')
+    .option('--from <position>', 'start after this global position (whole log) or at this revision (stream)', '0')
+    .option('--database <name-or-id>', 'only events of this database (id, or name of the default organization)')
+    .option('--org <org>', 'organization used to resolve --database by name', 'default')
+    .option('--limit <n>', 'stop after n events')
+    .action(async (o: { stream?: string; from: string; database?: string; org: string; limit?: string }) => {
+      const i = await open();
+      const limit = o.limit ? Number(o.limit) : Infinity;
+      let databaseId: string | undefined;
+      if (o.database) databaseId = /^[0-9a-f-]{36}$/.test(o.database) ? o.database : (await i.directory.find(o.org, o.database))?.id;
+      if (o.database && !databaseId) throw new Error(`database ${o.database} not found in organization ${o.org}`);
+      let printed = 0;
+      const emit = (e: any) => {
+        if (databaseId && e.metadata?.databaseId !== databaseId && e.data?.databaseId !== databaseId) return;
+        io.out(JSON.stringify({ position: e.position, stream: e.stream, revision: e.revision, type: e.type, data: e.data, metadata: e.metadata }));
+        printed++;
+      };
+      if (o.stream) {
+        for (const e of await i.store.readStream(o.stream, { fromRevision: Number(o.from) })) if (printed < limit) emit(e);
+        return;
+      }
+      let after = Number(o.from);
+      while (printed < limit) {
+        const page = await i.store.readAll({ after, maxCount: 1000 });
+        if (!page.length) break;
+        for (const e of page) if (printed < limit) emit(e);
+        after = page[page.length - 1].position;
+      }
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) code = err.exitCode;
+    else {
+      io.err(`error: ${(err as Error).message}`);
+      code = 1;
+    }
+  } finally {
+    await infra?.close();
+    await stopPg?.();
+  }
+  return code;
+}

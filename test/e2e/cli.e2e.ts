@@ -1,0 +1,89 @@
+import { runCli } from '../../apps/cli/src/cli';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+async function crs(t: TestApp, ...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, progress: false });
+  return { code, out, err };
+}
+
+describe('crs CLI', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('cli');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('creates a key that works once, lists it without its secret, and revokes it', async () => {
+    const created = await crs(t, 'keys', 'create', '--org', 'acme', '--databases', 'one,two');
+    expect(created.code).toBe(0);
+    const key = created.out[0];
+    expect(key).toMatch(/^crs_[0-9a-f]{12}\.[A-Za-z0-9_-]{43}$/);
+    const ok = await t.request('GET', '/databases', { headers: { authorization: `Bearer ${key}` } });
+    expect(ok.status).toBe(200);
+
+    const list = await crs(t, 'keys', 'list', '--org', 'acme');
+    const prefix = key.split('.')[0];
+    expect(list.out.join('\n')).toContain(prefix);
+    expect(list.out.join('\n')).not.toContain(key.split('.')[1]);
+    expect(JSON.parse(list.out[0]).databases).toEqual(['one', 'two']);
+
+    expect((await crs(t, 'keys', 'revoke', prefix)).code).toBe(0);
+    const after = await t.request('GET', '/databases', { headers: { authorization: `Bearer ${key}` } });
+    expect(after.status).toBe(401);
+    expect((await crs(t, 'keys', 'revoke', prefix)).code).toBe(1);
+  });
+
+  it('stores only a hash of each secret', async () => {
+    const { out } = await crs(t, 'keys', 'create', '--org', 'hashcheck');
+    const secret = out[0].split('.')[1];
+    const rows = await t.infra.ds.query(`SELECT * FROM api_keys WHERE org_id = 'hashcheck'`);
+    expect(JSON.stringify(rows)).not.toContain(secret);
+  });
+
+  it('reads the event log as NDJSON, filtered by database', async () => {
+    await t.createDatabase('cli-a');
+    await t.createDatabase('cli-b');
+    const all = await crs(t, 'events', 'read');
+    const events = all.out.map((l) => JSON.parse(l));
+    expect(events.length).toBeGreaterThan(5);
+    expect(events.every((e, i) => i === 0 || e.position > events[i - 1].position)).toBe(true);
+    const onlyA = (await crs(t, 'events', 'read', '--database', 'cli-a')).out.map((l) => JSON.parse(l));
+    expect(onlyA.length).toBeGreaterThanOrEqual(5); // created + 4 components
+    const a = await t.infra.directory.find('default', 'cli-a');
+    expect(onlyA.every((e) => e.data.databaseId === a!.id)).toBe(true);
+    const from = (await crs(t, 'events', 'read', '--from', String(events[2].position), '--limit', '2')).out.map((l) => JSON.parse(l));
+    expect(from.map((e) => e.position)).toEqual([events[3].position, events[4].position]);
+  });
+
+  it('reports projection status, rebuilds and verifies', async () => {
+    const status = await crs(t, 'projections', 'status');
+    expect(status.out.join('\n')).toMatch(/databases\s+read-model\s+position\s+\d+/);
+    const rebuild = await crs(t, 'projections', 'rebuild', 'all');
+    expect(rebuild.code).toBe(0);
+    expect(rebuild.out[0]).toMatch(/^databases: rebuilt from \d+ events/);
+    const verify = await crs(t, 'projections', 'verify', 'all');
+    expect(verify.code).toBe(0);
+    expect(verify.out[0]).toMatch(/^databases: equal at position \d+/);
+  });
+
+  it('verify reports the first difference when the live read model was tampered with', async () => {
+    await t.createDatabase('tamper');
+    await t.infra.ds.query(`UPDATE rm_databases SET status = 'broken' WHERE name = 'tamper'`);
+    const verify = await crs(t, 'projections', 'verify', 'databases');
+    expect(verify.code).toBe(1);
+    expect(verify.out[0]).toMatch(/DIFFERENT.*rm_databases/s);
+    expect(verify.out[0]).toContain('broken');
+    await crs(t, 'projections', 'rebuild', 'databases');
+    expect((await crs(t, 'projections', 'verify', 'databases')).code).toBe(0);
+  });
+
+  it('fails clearly on an unknown command', async () => {
+    const r = await crs(t, 'frobnicate');
+    expect(r.code).not.toBe(0);
+    expect(r.err.join('\n')).toMatch(/unknown command/);
+  });
+});

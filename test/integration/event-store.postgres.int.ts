@@ -1,0 +1,139 @@
+import { Pool } from 'pg';
+import { createEventStore, EventStoreDbEventStore } from '../../libs/eventstore/src';
+import { APPEND_LOCK_KEY, PostgresEventStore } from '../../libs/eventstore/src/postgres-event-store';
+import { createTestDatabase } from '../support/test-database';
+import { describeEventStoreContract, event, uniqueStream } from './event-store.contract';
+
+async function freshStore(label: string, options: ConstructorParameters<typeof PostgresEventStore>[1] = {}) {
+  const pool = new Pool({ connectionString: await createTestDatabase(label), max: 12 });
+  await PostgresEventStore.migrate(pool, options);
+  const store = new PostgresEventStore(pool, options);
+  return {
+    pool,
+    store,
+    cleanup: async () => {
+      await store.close();
+      await pool.end();
+    },
+  };
+}
+
+describeEventStoreContract('postgres', () => freshStore('eventstore'));
+
+describe('PostgresEventStore specifics', () => {
+  let ctx: Awaited<ReturnType<typeof freshStore>>;
+
+  beforeAll(async () => {
+    ctx = await freshStore('eventstore_pg', { schema: 'log', table: 'entries', pollIntervalMs: 200 });
+  });
+  afterAll(async () => {
+    await ctx?.cleanup();
+  });
+
+  it('starts empty: head 0, readAll []', async () => {
+    expect(await ctx.store.headPosition()).toBe(0);
+    expect(await ctx.store.readAll()).toEqual([]);
+  });
+
+  it('migrates idempotently, also concurrently', async () => {
+    const options = { schema: 'log', table: 'entries' };
+    await Promise.all([PostgresEventStore.migrate(ctx.pool, options), PostgresEventStore.migrate(ctx.pool, options), ctx.store.init()]);
+    const { rows } = await ctx.pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = 'log' AND tablename = 'entries' ORDER BY 1`);
+    expect(rows.map((r) => r.indexname)).toEqual(['entries_pkey', 'entries_stream_event_id_idx', 'entries_stream_revision_key']);
+  });
+
+  it('physically removes a deleted stream’s rows', async () => {
+    const stream = uniqueStream('hard');
+    await ctx.store.append(stream, [event('Secret', { text: 'gone' })]);
+    await ctx.store.deleteStream(stream);
+    const { rows } = await ctx.pool.query(`SELECT count(*)::int AS n FROM log.entries WHERE stream = $1 OR data::text LIKE '%gone%'`, [stream]);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('a caught-up subscription sleeps (no busy loop) and returns its LISTEN connection on close', async () => {
+    const readAll = jest.spyOn(ctx.store, 'readAll');
+    try {
+      const subscription = ctx.store.subscribeToAll({ after: await ctx.store.headPosition() });
+      const iterator = subscription[Symbol.asyncIterator]();
+      const pending = iterator.next();
+      await new Promise((r) => setTimeout(r, 1_000));
+      // Fallback poll every 200 ms: about 5 reads in a second, not thousands.
+      expect(readAll.mock.calls.length).toBeLessThanOrEqual(8);
+      expect(ctx.pool.totalCount - ctx.pool.idleCount).toBe(1); // the LISTEN connection
+
+      const appended = await ctx.store.append(uniqueStream('wake'), [event('Wake')]);
+      expect((await pending).value).toMatchObject({ type: 'Wake', position: appended.position });
+
+      await subscription.close();
+      expect(await iterator.next()).toEqual({ done: true, value: undefined });
+      expect(ctx.pool.totalCount - ctx.pool.idleCount).toBe(0);
+    } finally {
+      readAll.mockRestore();
+    }
+  });
+
+  it('wakes on NOTIFY well before the fallback poll', async () => {
+    const slow = new PostgresEventStore(ctx.pool, { schema: 'log', table: 'entries', pollIntervalMs: 60_000 });
+    const subscription = slow.subscribeToAll({ after: await slow.headPosition() });
+    try {
+      const iterator = subscription[Symbol.asyncIterator]();
+      const pending = iterator.next();
+      await new Promise((r) => setTimeout(r, 100));
+      const started = Date.now();
+      await slow.append(uniqueStream('notify'), [event('Ping')]);
+      expect((await pending).value).toMatchObject({ type: 'Ping' });
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('keeps positions in commit order under many concurrent single-event appends', async () => {
+    const before = await ctx.store.headPosition();
+    const streams = Array.from({ length: 10 }, () => uniqueStream('order'));
+    await Promise.all(streams.flatMap((s) => Array.from({ length: 5 }, () => ctx.store.append(s, [event('E')]))));
+    const all = await ctx.store.readAll({ after: before });
+    expect(all).toHaveLength(50);
+    for (const s of streams) expect(all.filter((e) => e.stream === s).map((e) => e.revision)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('serialises appends on the append lock, so positions commit in order', async () => {
+    // A writer holding the lock (as an append in flight would) blocks the next append until it commits.
+    const holder = await ctx.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY]);
+      let done = false;
+      const append = ctx.store.append(uniqueStream('locked'), [event('Waited')]).then((r) => ((done = true), r));
+      await new Promise((r) => setTimeout(r, 150));
+      expect(done).toBe(false);
+      await holder.query('COMMIT');
+      await expect(append).resolves.toMatchObject({ nextRevision: 0 });
+    } finally {
+      holder.release();
+    }
+  });
+});
+
+describe('createEventStore', () => {
+  it('uses the Postgres events table when no EventStoreDB URL is given, creating it', async () => {
+    const pool = new Pool({ connectionString: await createTestDatabase('eventstore_factory'), max: 4 });
+    try {
+      const store = await createEventStore({ pool });
+      expect(store).toBeInstanceOf(PostgresEventStore);
+      const result = await store.append(uniqueStream('factory'), [event('Made')], { expectedRevision: 'no_stream' });
+      expect(await store.headPosition()).toBe(result.position);
+      await store.close();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('uses EventStoreDB when a URL is given (no connection until first use)', async () => {
+    const pool = new Pool({ connectionString: 'postgres://unused@127.0.0.1:1/unused' });
+    const store = await createEventStore({ pool, eventstoreUrl: 'esdb://127.0.0.1:1?tls=false' });
+    expect(store).toBeInstanceOf(EventStoreDbEventStore);
+    await store.close();
+    await pool.end();
+  });
+});

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
+import { openDataSource } from '../../libs/persistence/src/data-source';
+import type { ReadModelProjection } from '../../libs/persistence/src/projection';
+
+let position = 0;
+/** Builds a recorded event for projection specs (time and ids come from the caller, never the clock). */
+export function recorded(type: string, data: any, meta: Partial<RecordedEvent['metadata']> = {}, stream = 'test-stream'): RecordedEvent {
+  position += 1;
+  return {
+    type,
+    data,
+    stream,
+    revision: position - 1,
+    position,
+    metadata: { eventId: `00000000-0000-4000-8000-${String(position).padStart(12, '0')}`, occurredAt: '2026-01-01T00:00:00.000Z', orgId: 'org1', actor: 'test', ...meta },
+  };
+}
+
+/** Applies events to a projection in a fresh schema; returns every owned table's rows as sorted text. */
+export async function project(url: string, projection: ReadModelProjection, events: RecordedEvent[], opts: { twice?: boolean } = {}): Promise<Record<string, string[]>> {
+  const schema = `spec_${randomBytes(4).toString('hex')}`;
+  const ds: DataSource = await openDataSource(url, { schema, poolSize: 1, name: 'crs-spec' });
+  try {
+    for (const ddl of projection.ddl) await ds.query(ddl);
+    await ds.transaction(async (tx) => {
+      for (const e of events) {
+        await projection.apply(e, tx);
+        if (opts.twice) await projection.apply(e, tx);
+      }
+    });
+    const out: Record<string, string[]> = {};
+    for (const t of projection.tables) out[t] = (await ds.query(`SELECT t::text AS r FROM ${t} t ORDER BY 1`)).map((r: any) => r.r);
+    return out;
+  } finally {
+    await ds.query(`DROP SCHEMA ${schema} CASCADE`);
+    await ds.destroy();
+  }
+}
+
+/** The idempotency proof every projection spec runs: each event delivered twice gives the same read model as once. */
+export async function expectIdempotent(url: string, projection: ReadModelProjection, events: RecordedEvent[]): Promise<Record<string, string[]>> {
+  const once = await project(url, projection, events);
+  const twice = await project(url, projection, events, { twice: true });
+  expect(twice).toEqual(once);
+  return once;
+}
