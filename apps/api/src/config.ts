@@ -27,7 +27,7 @@ export const API_VERSION = '2.0.1';
 export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppConfig {
   return {
     port: Number(env.PORT ?? 8080),
-    host: env.HOST ?? '0.0.0.0',
+    host: env.HOST ?? '127.0.0.1',
     dataDir: resolve(env.DATA_DIR ?? '.data'),
     databaseUrl,
     eventstoreUrl: env.EVENTSTORE_URL || undefined,

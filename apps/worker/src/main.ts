@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import pino from 'pino';
+import { configFromEnv } from '../../api/src/config';
+import { Infrastructure } from '../../api/src/infrastructure';
+
+/**
+ * The worker role on its own (production topology): runs every projection and processor, no HTTP.
+ * In single-node mode (`npm start`) the API process runs the same runner itself.
+ */
+async function main(): Promise<void> {
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error('the standalone worker needs DATABASE_URL (npm start runs the worker inside the API instead)');
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'crs-worker' } });
+  const infra = await Infrastructure.open(configFromEnv(process.env, databaseUrl), { info: (o, m) => logger.info(o, m), error: (o, m) => logger.error(o, m) });
+  infra.runner.start();
+  logger.info({ subscribers: infra.runner.subscribers.map((s) => s.name) }, 'worker running');
+  const stop = async () => {
+    await infra.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
