@@ -62,7 +62,6 @@ describe('databases and collections through HTTP', () => {
   });
 
   it('rejects unknown fields and wrong types naming the field, and appends nothing', async () => {
-    const head = await t.infra.store.headPosition();
     const unknown = await t.request('POST', '/databases', { body: { database: 'x1', colour: 'red' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.message).toMatch(/colour/);
@@ -72,7 +71,10 @@ describe('databases and collections through HTTP', () => {
     const badJson = await t.request('POST', '/databases', { body: '{"database":', headers: { 'content-type': 'application/json' } });
     expect(badJson.status).toBe(400);
     expect(badJson.body.error.code).toBe('INVALID_INPUT');
-    expect(await t.infra.store.headPosition()).toBe(head);
+    const rejected = new Set([unknown, wrong, badJson].map((r) => r.body.meta.request_id));
+    const traces = (await t.infra.store.readAll()).filter((e) => rejected.has(e.metadata.requestId as string));
+    expect(traces).toEqual([]);
+    expect(await t.infra.directory.find('default', 'x1')).toBeNull();
   });
 
   it('lists databases; the legacy /tenants shapes work with deprecation notices', async () => {

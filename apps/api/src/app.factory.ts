@@ -74,7 +74,7 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
 
   await app.init();
   await fastify.ready();
-  if (config.worker) infra.runner.start();
+  if (config.worker) infra.startWorker();
 
   return {
     app,

@@ -20,6 +20,8 @@ export interface AppConfig {
   readinessMaxLag: number;
   /** The embedder new databases are created with (recorded per database). */
   embedder: EmbedderSpec;
+  embeddings: { provider?: 'glove' | 'use' | 'openai'; url?: string; model?: string; apiKey?: string; dimensions?: number };
+  pipeline: { concurrency: number; leaseMs: number; maxAttempts: number; pollMs: number; chunkTokens: number };
 }
 
 export const API_VERSION = '2.0.1';
@@ -37,6 +39,20 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
     logLevel: env.LOG_LEVEL ?? 'info',
     projectionWaitMs: Number(env.PROJECTION_WAIT_MS ?? 5000),
     readinessMaxLag: Number(env.READINESS_MAX_LAG ?? 1000),
-    embedder: { modelId: 'glove-sif-100d-v1', dimensions: 100 },
+    embedder: { modelId: '', dimensions: 0 }, // filled in from the configured embedder at start
+    embeddings: {
+      provider: (env.EMBEDDINGS_PROVIDER as 'glove' | 'use' | 'openai' | undefined) || undefined,
+      url: env.EMBEDDINGS_URL || undefined,
+      model: env.EMBEDDINGS_MODEL || undefined,
+      apiKey: env.EMBEDDINGS_API_KEY || undefined,
+      dimensions: env.EMBEDDINGS_DIMENSIONS ? Number(env.EMBEDDINGS_DIMENSIONS) : undefined,
+    },
+    pipeline: {
+      concurrency: Number(env.PIPELINE_CONCURRENCY ?? 4),
+      leaseMs: Number(env.PIPELINE_LEASE_MS ?? 60_000),
+      maxAttempts: Number(env.PIPELINE_MAX_ATTEMPTS ?? 3),
+      pollMs: Number(env.PIPELINE_POLL_MS ?? 200),
+      chunkTokens: Number(env.CHUNK_TOKENS ?? 256),
+    },
   };
 }

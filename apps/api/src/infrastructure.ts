@@ -8,10 +8,19 @@ import type { Subscriber } from '../../../libs/persistence/src/projection';
 import { ProjectionRunner, type RunnerLogger } from '../../../libs/persistence/src/projection-runner';
 import { RateLimiter } from '../../../libs/persistence/src/rate-limiter';
 import { databasesProjection } from '../../../projections/databases/databases.projection';
+import { itemsProjection } from '../../../projections/items/items.projection';
+import { createEmbedder, PostgresEmbeddingCache, type Embedder } from '../../../libs/embeddings/src';
+import { createSearchIndex } from '../../../libs/search/src';
+import { BlobStore } from '../../../libs/persistence/src/blob-store';
+import { SearchCatalog } from '../../worker/src/search/search-catalog';
+import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
+import { IndexingPipeline } from '../../worker/src/pipeline/indexing-pipeline';
+import { join } from 'node:path';
 import { BlobDirectoryContributor, DatabaseResources, GraphTablesContributor } from '../../worker/src/database-resources';
 import { DatabaseLifecycleProcessor } from '../../worker/src/processors/database-lifecycle.processor';
 import { DatabaseDirectory } from './databases/database-directory';
 import type { AppConfig } from './config';
+import { streams } from '../../../libs/domain/src/streams';
 
 /**
  * Everything with a connection: built once per process and shared by the API, the in-process worker and
@@ -28,6 +37,10 @@ export class Infrastructure {
     readonly runner: ProjectionRunner,
     readonly directory: DatabaseDirectory,
     readonly resources: DatabaseResources,
+    readonly blobs: BlobStore,
+    readonly embedder: Embedder,
+    readonly search: SearchCatalog,
+    readonly pipeline: IndexingPipeline,
   ) {}
 
   static async open(config: AppConfig, log: RunnerLogger): Promise<Infrastructure> {
@@ -38,19 +51,49 @@ export class Infrastructure {
     await keys.init();
     const rateLimiter = new RateLimiter(ds);
     await rateLimiter.init();
-    const resources = new DatabaseResources([new BlobDirectoryContributor(config.dataDir), new GraphTablesContributor(ds, [])]);
-    const subscribers: Subscriber[] = [databasesProjection];
+    const blobs = new BlobStore(join(config.dataDir, 'blobs'));
+    const cache = new PostgresEmbeddingCache(pool);
+    await cache.init();
+    const embedder = createEmbedder({ ...config.embeddings, cache });
+    config = { ...config, embedder: { modelId: embedder.modelId, dimensions: embedder.dimensions } };
+    const search = new SearchCatalog(ds, createSearchIndex({ elasticsearchUrl: config.elasticsearchUrl, lanceDir: join(config.dataDir, 'lancedb') }));
+    await search.init();
+    const resources = new DatabaseResources([
+      new BlobDirectoryContributor(join(config.dataDir, 'blobs')),
+      new GraphTablesContributor(ds, []),
+      search,
+      { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
+    ]);
+    const subscribers: Subscriber[] = [databasesProjection, itemsProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
-    subscribers.push(new DatabaseLifecycleProcessor(store, resources, runner));
+    subscribers.push(new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder));
     await runner.migrate();
+    await IndexingPipeline.migrate(ds);
+    const pipeline = new IndexingPipeline(ds, store, blobs, embedder, runner, log, config.pipeline);
     if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
-    return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources);
+    return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, search, pipeline);
+  }
+
+  /** Starts projections, processors and the indexing pipeline (the worker role). */
+  startWorker(): void {
+    this.runner.start();
+    this.pipeline.start();
   }
 
   async close(): Promise<void> {
+    await this.pipeline.stop();
     await this.runner.stop();
+    await this.search.index.close().catch(() => undefined);
     await this.store.close();
     await this.pool.end().catch(() => undefined);
     await this.ds.destroy().catch(() => undefined);
   }
+}
+
+/** The item streams of a database (or one collection): deleted with it. */
+async function itemStreams(ds: DataSource, databaseId: string, collection?: string): Promise<string[]> {
+  const rows: { item_key: string }[] = collection
+    ? await ds.query('SELECT item_key FROM rm_items WHERE database_id = $1 AND collection = $2', [databaseId, collection])
+    : await ds.query('SELECT item_key FROM rm_items WHERE database_id = $1', [databaseId]);
+  return rows.map((r) => streams.item(databaseId, r.item_key));
 }

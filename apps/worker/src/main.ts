@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   if (!databaseUrl) throw new Error('the standalone worker needs DATABASE_URL (npm start runs the worker inside the API instead)');
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'crs-worker' } });
   const infra = await Infrastructure.open(configFromEnv(process.env, databaseUrl), { info: (o, m) => logger.info(o, m), error: (o, m) => logger.error(o, m) });
-  infra.runner.start();
+  infra.startWorker();
   logger.info({ subscribers: infra.runner.subscribers.map((s) => s.name) }, 'worker running');
   const stop = async () => {
     await infra.close();

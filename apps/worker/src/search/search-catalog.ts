@@ -1,0 +1,87 @@
+import type { DataSource } from 'typeorm';
+import type { SearchIndex, Store } from '../../../../libs/search/src/search-index.port';
+import type { DatabaseComponent } from '../../../../libs/domain/src/events';
+import type { ResourceContributor } from '../database-resources';
+
+/**
+ * Which physical search index serves each (database, store). Not a projection: operational state, like the
+ * engine's own files. A rebuild fills a new generation and swaps the pointer here, then drops the old index.
+ */
+export const SEARCH_CATALOG_DDL = `CREATE TABLE IF NOT EXISTS search_indexes (
+  database_id uuid NOT NULL,
+  store text NOT NULL,
+  index_name text NOT NULL,
+  generation integer NOT NULL,
+  dimensions integer NOT NULL,
+  PRIMARY KEY (database_id, store)
+)`;
+
+export const indexNameFor = (databaseId: string, store: Store, generation: number) => `${store === 'memory' ? 'm' : 'k'}_${databaseId.replace(/-/g, '')}_g${generation}`;
+
+export class SearchCatalog implements ResourceContributor {
+  private readonly cache = new Map<string, { name: string; at: number }>();
+
+  constructor(private readonly ds: DataSource, readonly index: SearchIndex) {}
+
+  async init(): Promise<void> {
+    await this.ds.query(SEARCH_CATALOG_DDL);
+  }
+
+  /** The live index of a store, or null when the database has none (not provisioned, or deleted). */
+  async indexName(databaseId: string, store: Store): Promise<string | null> {
+    const key = `${databaseId}/${store}`;
+    const hit = this.cache.get(key);
+    if (hit && Date.now() - hit.at < 1000) return hit.name;
+    const [row] = await this.ds.query('SELECT index_name FROM search_indexes WHERE database_id = $1 AND store = $2', [databaseId, store]);
+    if (!row) {
+      this.cache.delete(key);
+      return null;
+    }
+    this.cache.set(key, { name: row.index_name, at: Date.now() });
+    return row.index_name;
+  }
+
+  async all(): Promise<{ databaseId: string; store: Store; indexName: string; generation: number; dimensions: number }[]> {
+    const rows = await this.ds.query('SELECT * FROM search_indexes ORDER BY database_id, store');
+    return rows.map((r: any) => ({ databaseId: r.database_id, store: r.store, indexName: r.index_name, generation: r.generation, dimensions: r.dimensions }));
+  }
+
+  async swap(databaseId: string, store: Store, indexName: string, generation: number, dimensions: number): Promise<string | null> {
+    const [old] = await this.ds.query('SELECT index_name FROM search_indexes WHERE database_id = $1 AND store = $2', [databaseId, store]);
+    await this.ds.query(
+      `INSERT INTO search_indexes (database_id, store, index_name, generation, dimensions) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (database_id, store) DO UPDATE SET index_name = EXCLUDED.index_name, generation = EXCLUDED.generation, dimensions = EXCLUDED.dimensions`,
+      [databaseId, store, indexName, generation, dimensions],
+    );
+    this.cache.clear();
+    return old && old.index_name !== indexName ? old.index_name : null;
+  }
+
+  /** vectorstore.knowledge / vectorstore.memories: the index exists in the engine and is registered. */
+  async provision(databaseId: string, component: DatabaseComponent, dimensions: number) {
+    const store: Store | null = component === 'vectorstore.knowledge' ? 'knowledge' : component === 'vectorstore.memories' ? 'memory' : null;
+    if (!store) return;
+    const existing = await this.indexName(databaseId, store);
+    const name = existing ?? indexNameFor(databaseId, store, 1);
+    await this.index.createIndex(name, { dimensions });
+    if (!(await this.index.indexExists(name))) throw new Error(`search index ${name} was not created`);
+    if (!existing) await this.swap(databaseId, store, name, 1, dimensions);
+    return { [`${store}_index`]: name, engine: this.index.engine };
+  }
+
+  async purgeDatabase(databaseId: string): Promise<void> {
+    for (const store of ['knowledge', 'memory'] as Store[]) {
+      const name = await this.indexName(databaseId, store);
+      if (name) await this.index.dropIndex(name);
+    }
+    await this.ds.query('DELETE FROM search_indexes WHERE database_id = $1', [databaseId]);
+    this.cache.clear();
+  }
+
+  async purgeCollection(databaseId: string, collection: string): Promise<void> {
+    for (const store of ['knowledge', 'memory'] as Store[]) {
+      const name = await this.indexName(databaseId, store);
+      if (name) await this.index.deleteWhere(name, { collections: [collection] });
+    }
+  }
+}

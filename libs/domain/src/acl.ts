@@ -1,0 +1,87 @@
+import { invalid } from './errors';
+
+/**
+ * Access control principals and visibility (spec "Access control: principals and rules" 1-10).
+ * Pure functions: the search engine filters with `callerPrincipals` and the query path re-checks each
+ * hit with `isVisible` against the authoritative read model.
+ */
+export const PUBLIC = '__public__';
+export const PRIVATE = '__private__';
+export const MAX_PRINCIPALS = 1000;
+export const MAX_PRINCIPAL_LENGTH = 256;
+
+const EMAIL = /^[^\s@:]+@[^\s@:]+\.[^\s@:]+$/;
+const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
+const GROUP = /^group:[^:\s]+:\S+$/;
+
+/** Normalizes one document principal; throws INVALID_INPUT for a malformed one (the whole request is rejected). */
+export function normalizePrincipal(raw: unknown, field: string): string {
+  if (typeof raw !== 'string') throw invalid(`${field} must be a string principal`);
+  const p = raw.trim().toLowerCase();
+  if (p.length === 0) throw invalid(`${field} is blank`);
+  if (p.length > MAX_PRINCIPAL_LENGTH) throw invalid(`${field} is longer than ${MAX_PRINCIPAL_LENGTH} characters`);
+  if (p === PUBLIC || p === PRIVATE) return p;
+  if (p.startsWith('user_email:')) {
+    if (!EMAIL.test(p.slice('user_email:'.length))) throw invalid(`${field} '${raw}' is not user_email:<email>`);
+    return p;
+  }
+  if (p.startsWith('domain:')) {
+    if (!DOMAIN.test(p.slice('domain:'.length))) throw invalid(`${field} '${raw}' is not domain:<domain>`);
+    return p;
+  }
+  if (p.startsWith('group:')) {
+    if (!GROUP.test(p)) throw invalid(`${field} '${raw}' is not group:<provider>:<id>`);
+    return p;
+  }
+  if (EMAIL.test(p)) return `user_email:${p}`;
+  throw invalid(`${field} '${raw}' is not a principal (user_email:<email>, an email, domain:<domain>, group:<provider>:<id>, __public__, __private__)`);
+}
+
+/**
+ * The stored form of a document ACL (rules 1-5). `present` false = field absent = unrestricted (undefined).
+ * `[]` or null = nobody = ['__private__']; `__public__` overrides the rest; `__private__` beside real principals is dropped.
+ */
+export function normalizeDocumentAcl(raw: unknown, present: boolean, field = 'acl'): string[] | undefined {
+  if (!present) return undefined;
+  if (raw === null) return [PRIVATE];
+  if (!Array.isArray(raw)) throw invalid(`${field} must be an array of principals or null`);
+  if (raw.length > MAX_PRINCIPALS) throw invalid(`${field} has more than ${MAX_PRINCIPALS} principals`);
+  const set = [...new Set(raw.map((p, i) => normalizePrincipal(p, `${field}[${i}]`)))];
+  if (set.includes(PUBLIC)) return [PUBLIC];
+  const real = set.filter((p) => p !== PRIVATE);
+  return real.length ? real.sort() : [PRIVATE];
+}
+
+/**
+ * The caller's principals for a query `acl` (rules 6-9). Returns null when no filtering applies (omitted or ["*"]).
+ * Adds __public__; derives domain:<d> from each email; unrecognized entries are kept as is (they match nothing
+ * but public content, so a typo narrows, never widens). `__private__` grants nothing beyond public content.
+ */
+export function callerPrincipals(raw: unknown): string[] | null {
+  if (raw === undefined || raw === null) return null;
+  if (!Array.isArray(raw)) throw invalid('acl must be an array of strings');
+  if (raw.some((x) => typeof x !== 'string')) throw invalid('acl must be an array of strings');
+  if (raw.length > MAX_PRINCIPALS) throw invalid(`acl has more than ${MAX_PRINCIPALS} entries`);
+  const entries = (raw as string[]).map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0);
+  if (entries.length === 1 && entries[0] === '*') return null;
+  const out = new Set<string>([PUBLIC]);
+  for (const e of entries) {
+    if (e === '*' || e === PRIVATE) continue;
+    let p = e;
+    if (EMAIL.test(e)) p = `user_email:${e}`;
+    out.add(p);
+    if (p.startsWith('user_email:')) {
+      const email = p.slice('user_email:'.length);
+      if (EMAIL.test(email)) out.add(`domain:${email.split('@')[1]}`);
+    }
+  }
+  return [...out].sort();
+}
+
+/** Rule 7: absent or empty ACL, public, or an overlap with the caller. `caller` null = no filtering. */
+export function isVisible(stored: string[] | undefined | null, caller: string[] | null): boolean {
+  if (caller === null) return true;
+  if (stored === undefined || stored === null || stored.length === 0) return true;
+  if (stored.includes(PUBLIC)) return true;
+  return stored.some((p) => p !== PRIVATE && caller.includes(p));
+}

@@ -1,0 +1,52 @@
+import { conflict } from '../errors';
+import type { IndexingStatus, ItemEvent, ItemIngested } from './item.events';
+
+/** One item's stream folded: is it live, which content version, which status. */
+export interface ItemState {
+  live: boolean;
+  contentVersion: number | null;
+  status: IndexingStatus | null;
+  chunked: boolean;
+}
+export const initialItem = (): ItemState => ({ live: false, contentVersion: null, status: null, chunked: false });
+
+/** `revision` is the event's revision in the stream (the ItemIngested revision becomes the content version). */
+export function evolveItem(state: ItemState, event: ItemEvent & { revision?: number }): ItemState {
+  switch (event.type) {
+    case 'ItemIngested':
+      return { live: true, contentVersion: event.revision ?? (state.contentVersion ?? -1) + 1, status: 'queued', chunked: false };
+    case 'StatusAdvanced':
+      return event.data.contentVersion === state.contentVersion ? { ...state, status: event.data.status } : state;
+    case 'ItemChunked':
+      return event.data.contentVersion === state.contentVersion ? { ...state, chunked: true } : state;
+    case 'ItemDeleted':
+      return initialItem();
+    default:
+      return state;
+  }
+}
+
+export type ItemCommand =
+  | { type: 'Ingest'; upsert: boolean; event: ItemIngested }
+  | { type: 'Advance'; contentVersion: number; status: IndexingStatus; errorCode?: string; message?: string; ids: { databaseId: string; itemKey: string; itemId: string; collection: string; store: 'memory' | 'knowledge' } };
+
+const ORDER: IndexingStatus[] = ['queued', 'processing', 'graph_creation', 'completed'];
+
+export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] {
+  switch (command.type) {
+    case 'Ingest':
+      if (state.live && !command.upsert) throw conflict('ITEM_EXISTS', `an item with id '${command.event.data.itemId}' already exists (upsert is false)`);
+      return [command.event];
+    case 'Advance': {
+      // Only the current content version moves, only forwards, and never out of a terminal status.
+      if (!state.live || state.contentVersion !== command.contentVersion) return [];
+      if (state.status === 'completed' || state.status === 'errored') return [];
+      if (command.status !== 'errored' && state.status && ORDER.indexOf(command.status) <= ORDER.indexOf(state.status)) return [];
+      return [{ type: 'StatusAdvanced', data: { ...command.ids, contentVersion: command.contentVersion, status: command.status, ...(command.errorCode ? { errorCode: command.errorCode } : {}), ...(command.message ? { message: command.message } : {}) } }];
+    }
+    default: {
+      const never: never = command;
+      throw new Error(`unknown command ${(never as any).type}`);
+    }
+  }
+}

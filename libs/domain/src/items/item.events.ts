@@ -1,0 +1,86 @@
+import type { MetadataValue } from './item-input';
+
+/**
+ * Item events, in the item's own stream (`item-<databaseId>-<key>`, key = hash of collection, store and id).
+ * Content lives in content-addressed blobs; events carry only the hash.
+ */
+export type Store = 'memory' | 'knowledge';
+export type ItemKind = 'memory' | 'file' | 'app';
+export type IndexingStatus = 'queued' | 'processing' | 'graph_creation' | 'completed' | 'errored';
+
+export interface ContentRef {
+  /** sha256 of the stored bytes (hex) */
+  sha256: string;
+  bytes: number;
+  contentType: string;
+  filename?: string;
+}
+
+export interface ItemIngested {
+  type: 'ItemIngested';
+  data: {
+    databaseId: string;
+    itemKey: string;
+    collection: string;
+    store: Store;
+    itemId: string;
+    kind: ItemKind;
+    title: string | null;
+    content: ContentRef;
+    /** memory given as user/assistant pairs (content is their JSON) */
+    pairs: boolean;
+    isMarkdown: boolean;
+    infer: boolean;
+    customInstructions: string | null;
+    userName: string | null;
+    /** absolute expiry (RFC 3339) computed at ingest from expiry_time; null = never */
+    expiresAt: string | null;
+    metadata: Record<string, MetadataValue>;
+    additionalMetadata: Record<string, unknown>;
+    relations: string[];
+    /** normalized ACL; absent (undefined) = unrestricted */
+    acl?: string[];
+    appKind?: string | null;
+    appProvider?: string | null;
+    sourceType: string;
+  };
+}
+
+export interface StatusAdvanced {
+  type: 'StatusAdvanced';
+  data: {
+    databaseId: string;
+    itemKey: string;
+    itemId: string;
+    collection: string;
+    store: Store;
+    /** revision of the ItemIngested this status belongs to */
+    contentVersion: number;
+    status: IndexingStatus;
+    errorCode?: string;
+    message?: string;
+  };
+}
+
+/** What the pipeline produced for one content version: recorded so a rebuild never re-runs it. */
+export interface ItemChunked {
+  type: 'ItemChunked';
+  data: {
+    databaseId: string;
+    itemKey: string;
+    contentVersion: number;
+    /** sha256 of the JSON chunk list blob: [{index, text, startChar, endChar, headingPath?}] */
+    chunksSha256: string;
+    chunkCount: number;
+    embedder: string;
+    format: string;
+    parsedBytes: number;
+  };
+}
+
+export interface ItemDeleted {
+  type: 'ItemDeleted';
+  data: { databaseId: string; itemKey: string; itemId: string; collection: string; store: Store };
+}
+
+export type ItemEvent = ItemIngested | StatusAdvanced | ItemChunked | ItemDeleted;
