@@ -5,6 +5,8 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LogController } from 'fastify';
 import pino from 'pino';
+import multipart from '@fastify/multipart';
+import { UPLOAD_LIMITS } from './http/multipart';
 import { AppModule } from './app.module';
 import { API_VERSION, type AppConfig } from './config';
 import { Metrics } from './health/metrics';
@@ -42,6 +44,7 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
   const fastify = app.getHttpAdapter().getInstance();
 
   registerAuthHook(fastify, infra.keys);
+  await fastify.register(multipart as any, { limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files } });
   fastify.addHook('onResponse', async (req, reply) => {
     const route = (req as any).routeOptions?.url ?? 'unmatched';
     metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);

@@ -9,6 +9,12 @@ import { DatabaseStatusController } from './databases/database-status/database-s
 import { ListCollectionsController } from './databases/list-collections/list-collections.http.controller';
 import { DeleteCollectionController } from './databases/delete-collection/delete-collection.http.controller';
 import { HealthController } from './health/health.http.controller';
+import { IngestContextController } from './context/ingest-context/ingest-context.http.controller';
+import { ContextStatusController } from './context/context-status/context-status.http.controller';
+import { IngestionService } from './context/ingestion.service';
+import { QueryController } from './query/query.http.controller';
+import { QueryService } from './query/query.service';
+import { RetrievalService } from './query/retrieval.service';
 import { Metrics } from './health/metrics';
 import { EnvelopeExceptionFilter } from './http/exception.filter';
 import { EnvelopeInterceptor } from './http/envelope.interceptor';
@@ -30,6 +36,9 @@ export class AppModule {
         DatabaseStatusController,
         ListCollectionsController,
         DeleteCollectionController,
+        IngestContextController,
+        ContextStatusController,
+        QueryController,
       ],
       providers: [
         { provide: INFRASTRUCTURE, useValue: infra },
@@ -45,6 +54,9 @@ export class AppModule {
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         { provide: APP_PIPE, useFactory: createValidationPipe },
         DatabaseCommands,
+        IngestionService,
+        RetrievalService,
+        QueryService,
       ],
     };
   }

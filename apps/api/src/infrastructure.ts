@@ -9,6 +9,7 @@ import { ProjectionRunner, type RunnerLogger } from '../../../libs/persistence/s
 import { RateLimiter } from '../../../libs/persistence/src/rate-limiter';
 import { databasesProjection } from '../../../projections/databases/databases.projection';
 import { itemsProjection } from '../../../projections/items/items.projection';
+import { queriesProjection } from '../../../projections/queries/queries.projection';
 import { createEmbedder, PostgresEmbeddingCache, type Embedder } from '../../../libs/embeddings/src';
 import { createSearchIndex } from '../../../libs/search/src';
 import { BlobStore } from '../../../libs/persistence/src/blob-store';
@@ -64,7 +65,7 @@ export class Infrastructure {
       search,
       { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
     ]);
-    const subscribers: Subscriber[] = [databasesProjection, itemsProjection];
+    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, queriesProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
     subscribers.push(new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder));
     await runner.migrate();

@@ -114,6 +114,11 @@ export class ProjectionRunner {
     });
   }
 
+  /** The last position this process knows a subscriber has processed (no I/O). */
+  position(name: string): number {
+    return this.positions.get(name) ?? 0;
+  }
+
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.store.headPosition();
     const rows: { name: string; position: string }[] = await this.ds.query('SELECT name, position FROM projection_checkpoints');

@@ -1,0 +1,69 @@
+import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { invalid, notFound } from '../../../../../libs/domain/src/errors';
+import { authOf } from '../../http/auth.hook';
+import { DirectResponse } from '../../http/envelope.interceptor';
+import { addDeprecation, contextOf } from '../../http/request-context';
+import { readScope } from '../../http/scope';
+import { DATABASE_DIRECTORY, DATA_SOURCE } from '../../tokens';
+import { DatabaseDirectory } from '../../databases/database-directory';
+import type { DataSource } from 'typeorm';
+import { itemStatuses } from '../item-status';
+
+const MAX_IDS = 100;
+
+function idList(...values: unknown[]): string[] {
+  const ids: string[] = [];
+  for (const v of values) {
+    if (v === undefined || v === null) continue;
+    for (const x of Array.isArray(v) ? v : [v]) {
+      if (typeof x !== 'string' || x.length === 0 || x.length > 256) throw invalid('ids must be non-empty strings of at most 256 characters');
+      ids.push(...x.split(',').filter(Boolean));
+    }
+  }
+  const unique = [...new Set(ids)];
+  if (!unique.length) throw invalid('id (or ids) is required');
+  if (unique.length > MAX_IDS) throw invalid(`at most ${MAX_IDS} ids per request`);
+  return unique;
+}
+
+@ApiTags('context')
+@Controller()
+export class ContextStatusController {
+  constructor(@Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory, @Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  @Get('context/status')
+  @ApiOperation({ summary: 'Indexing status of items: ?database=&id=<id> or repeated &ids=<a>&ids=<b> (comma-separated also accepted), optional collection' })
+  async status(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>) {
+    for (const k of Object.keys(query)) if (!['id', 'ids', 'database', 'tenant_id', 'collection', 'sub_tenant_id'].includes(k)) throw invalid(`${k} is not a status parameter`);
+    const scope = readScope(contextOf(req), query, { requireDatabase: true });
+    const db = await this.directory.resolve(authOf(req), scope.database!);
+    const ids = idList(query.id, query.ids);
+    const statuses = await itemStatuses(this.ds, db.id, ids, scope.collection);
+    if (ids.length === 1 && query.ids === undefined) {
+      if (statuses[0].indexing_status === 'not_found') throw notFound('ITEM_NOT_FOUND', `no item with id '${ids[0]}'`);
+      return { ...statuses[0], statuses };
+    }
+    return { statuses };
+  }
+
+  @Post('ingestion/verify_processing')
+  @HttpCode(200)
+  @DirectResponse()
+  @ApiOperation({ summary: 'Legacy: synchronous status of one or more source ids (JSON {database|tenant_id, file_ids|source_ids|ids}, or the same as query parameters)', deprecated: true })
+  async verify(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>, @Body() body?: Record<string, unknown>) {
+    const ctx = contextOf(req);
+    addDeprecation(ctx, '/ingestion/verify_processing', '/context/status');
+    const input = { ...(query ?? {}), ...(body ?? {}) };
+    const scope = readScope(ctx, input, { requireDatabase: true });
+    const db = await this.directory.resolve(authOf(req), scope.database!);
+    const ids = idList(input.file_ids, input.source_ids, input.ids, input.file_id, input.id);
+    const statuses = await itemStatuses(this.ds, db.id, ids, scope.collection);
+    return {
+      success: true,
+      statuses: statuses.map((s) => ({ ...s, file_id: s.id, source_id: s.id })),
+      message: `${statuses.filter((s) => s.indexing_status === 'completed').length} of ${statuses.length} completed`,
+    };
+  }
+}

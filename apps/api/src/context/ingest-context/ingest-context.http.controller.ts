@@ -1,0 +1,89 @@
+import { Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { invalid } from '../../../../../libs/domain/src/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { authOf } from '../../http/auth.hook';
+import { commandContext } from '../../http/command-context';
+import { DirectResponse } from '../../http/envelope.interceptor';
+import { booleanField, field, jsonField, readMultipart, type MultipartBody } from '../../http/multipart';
+import { addDeprecation, contextOf } from '../../http/request-context';
+import { readScope } from '../../http/scope';
+import { DATABASE_DIRECTORY } from '../../tokens';
+import { DatabaseDirectory } from '../../databases/database-directory';
+import { IngestionService, type FileMetadataEntry } from '../ingestion.service';
+
+const FILE_FIELDS = new Set(['documents', 'files', 'file', 'document']);
+const KNOWN_FIELDS = new Set(['type', 'database', 'tenant_id', 'collection', 'sub_tenant_id', 'upsert', 'memories', 'app_knowledge', 'document_metadata', 'file_metadata']);
+
+@ApiTags('context')
+@Controller()
+export class IngestContextController {
+  constructor(private readonly ingestion: IngestionService, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+
+  @Post('context/ingest')
+  @HttpCode(200)
+  @ApiConsumes('multipart/form-data')
+  @ApiOperation({ summary: 'Ingest memories (type=memory, `memories` JSON string) or knowledge (type=knowledge, files in `documents` and/or `app_knowledge`)' })
+  async ingest(@Req() req: FastifyRequest) {
+    const body = await readMultipart(req);
+    const type = field(body, 'type');
+    if (type !== 'memory' && type !== 'knowledge') throw invalid(`type must be 'memory' or 'knowledge'`);
+    return this.run(req, body, type);
+  }
+
+  @Post('ingestion/upload_knowledge')
+  @HttpCode(200)
+  @DirectResponse()
+  @ApiConsumes('multipart/form-data')
+  @ApiOperation({ summary: 'Legacy: ingest files and/or app items (multipart always; nested fields are JSON strings). Returns source ids with status queued.', deprecated: true })
+  async uploadKnowledge(@Req() req: FastifyRequest) {
+    addDeprecation(contextOf(req), '/ingestion/upload_knowledge', '/context/ingest');
+    const body = await readMultipart(req);
+    const result = await this.run(req, body, 'knowledge');
+    return { ...result, results: result.results.map((r) => ({ ...r, source_id: r.id })) };
+  }
+
+  private async run(req: FastifyRequest, body: MultipartBody, type: 'memory' | 'knowledge') {
+    for (const name of Object.keys(body.fields)) if (!KNOWN_FIELDS.has(name)) throw invalid(`field ${name} is not an ingest field`);
+    for (const f of body.files) if (!FILE_FIELDS.has(f.field)) throw invalid(`file field ${f.field} is not accepted; send files as 'documents'`);
+    const ctx = contextOf(req);
+    const scope = readScope(ctx, { database: field(body, 'database'), tenant_id: field(body, 'tenant_id'), collection: field(body, 'collection'), sub_tenant_id: field(body, 'sub_tenant_id') }, { requireDatabase: true });
+    const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
+    ctx.scope.collection = collection;
+    const upsert = booleanField(body, 'upsert', true);
+    const db = await this.directory.resolve(authOf(req), scope.database!);
+    const now = new Date();
+    let items;
+    if (type === 'memory') {
+      if (body.files.length) throw invalid('files are not accepted with type=memory');
+      if (body.fields.app_knowledge) throw invalid('app_knowledge is not accepted with type=memory');
+      items = this.ingestion.prepareMemories(db, collection, jsonField(body, 'memories'), now);
+    } else {
+      if (body.fields.memories) throw invalid('memories is not accepted with type=knowledge');
+      const perFile = fileMetadata(body);
+      if (perFile.length > body.files.length) throw invalid(`file metadata has ${perFile.length} entries for ${body.files.length} file(s)`);
+      items = [...this.ingestion.prepareFiles(db, collection, body.files, perFile), ...this.ingestion.prepareAppItems(db, collection, jsonField(body, 'app_knowledge'))];
+      if (!items.length) throw invalid('type=knowledge needs files (field documents) and/or app_knowledge items');
+    }
+    return this.ingestion.commit(commandContext(req), db, collection, upsert, items);
+  }
+}
+
+/** `document_metadata` (SDK: array aligned with the files) or `file_metadata` (array aligned, or an object keyed by filename). */
+function fileMetadata(body: MultipartBody): FileMetadataEntry[] {
+  const raw = jsonField(body, 'document_metadata') ?? jsonField(body, 'file_metadata');
+  if (raw === undefined) return [];
+  const entry = (x: unknown, where: string): FileMetadataEntry => {
+    if (typeof x !== 'object' || x === null || Array.isArray(x)) throw invalid(`${where} must be an object`);
+    const o = x as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!['id', 'title', 'metadata', 'additional_metadata', 'acl', 'infer', 'relations'].includes(k)) throw invalid(`${where}.${k} is not a file metadata field`);
+    return { id: o.id as string | undefined, title: o.title as string | undefined, metadata: o.metadata, additional_metadata: o.additional_metadata, acl: o.acl, hasAcl: 'acl' in o };
+  };
+  if (Array.isArray(raw)) return raw.map((x, i) => entry(x, `file metadata[${i}]`));
+  if (typeof raw === 'object' && raw !== null) {
+    const byName = raw as Record<string, unknown>;
+    return body.files.map((f) => (byName[f.filename] === undefined ? { hasAcl: false } : entry(byName[f.filename], `file_metadata.${f.filename}`)));
+  }
+  throw invalid('document_metadata / file_metadata must encode an array or an object');
+}

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DomainError, invalid } from '../../../../libs/domain/src/errors';
+import { normalizeDocumentAcl } from '../../../../libs/domain/src/acl';
+import { validateMetadata } from '../../../../libs/domain/src/metadata-schema';
+import { decideItem, evolveItem, initialItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
+import type { ItemEvent, ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
+import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
+import { streams } from '../../../../libs/domain/src/streams';
+import { handleCommand, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import { DatabaseCommands } from '../databases/database-commands';
+import type { DatabaseRecord } from '../databases/database-directory';
+import type { UploadedFile } from '../http/multipart';
+import type { Infrastructure } from '../infrastructure';
+import { INFRASTRUCTURE } from '../tokens';
+
+export interface IngestResultItem {
+  id: string;
+  status: 'queued' | 'failed';
+  infer?: boolean;
+  title?: string | null;
+  filename?: string;
+  error?: string;
+  error_code?: string;
+}
+
+export interface IngestResult {
+  success: boolean;
+  message: string;
+  results: IngestResultItem[];
+  success_count: number;
+  failed_count: number;
+}
+
+/** One validated item ready to be appended. */
+interface Prepared {
+  result: IngestResultItem;
+  content: Buffer | string;
+  contentType: string;
+  event: Omit<ItemIngested['data'], 'content'> & { content: Omit<ItemIngested['data']['content'], 'sha256' | 'bytes'> };
+}
+
+export interface FileMetadataEntry {
+  id?: string;
+  title?: string;
+  metadata?: unknown;
+  additional_metadata?: unknown;
+  acl?: unknown;
+  hasAcl: boolean;
+}
+
+/**
+ * Ingest: the whole request is validated first (any invalid item rejects it with 400 and stores nothing);
+ * then each item is stored as a blob and appended as ItemIngested to its own stream. Only an existing id with
+ * upsert false fails an item on its own.
+ */
+@Injectable()
+export class IngestionService {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly databases: DatabaseCommands) {}
+
+  prepareMemories(db: DatabaseRecord, collection: string, raw: unknown, now: Date): Prepared[] {
+    if (raw === undefined) throw invalid('memories is required for type=memory (a JSON-encoded array of memory items)');
+    if (!Array.isArray(raw)) throw invalid('memories must be a JSON-encoded array');
+    if (raw.length === 0) throw invalid('memories is empty');
+    if (raw.length > LIMITS.itemsPerRequest) throw invalid(`at most ${LIMITS.itemsPerRequest} memories per request`);
+    return raw.map((r, i) => {
+      const m: MemoryInput = parseMemoryItem(r, i);
+      validateMetadata(db.metadataSchema, m.metadata, `memories[${i}].metadata`);
+      const id = m.id ?? randomUUID();
+      const content = m.pairs ? JSON.stringify(m.pairs) : m.text!;
+      return {
+        result: { id, status: 'queued', infer: m.infer, title: m.title },
+        content,
+        contentType: m.pairs ? 'application/json' : m.isMarkdown ? 'text/markdown' : 'text/plain',
+        event: {
+          databaseId: db.id, itemKey: itemKey(collection, 'memory', id), collection, store: 'memory' as Store, itemId: id, kind: 'memory', title: m.title,
+          content: { contentType: m.pairs ? 'application/json' : m.isMarkdown ? 'text/markdown' : 'text/plain' },
+          pairs: Boolean(m.pairs), isMarkdown: m.isMarkdown, infer: m.infer, customInstructions: m.customInstructions, userName: m.userName,
+          expiresAt: m.expiryTimeSeconds ? new Date(now.getTime() + m.expiryTimeSeconds * 1000).toISOString() : null,
+          metadata: m.metadata, additionalMetadata: m.additionalMetadata, relations: m.relations, sourceType: 'memory',
+        },
+      };
+    });
+  }
+
+  prepareAppItems(db: DatabaseRecord, collection: string, raw: unknown): Prepared[] {
+    if (raw === undefined) return [];
+    const list = Array.isArray(raw) ? raw : [raw];
+    if (list.length > LIMITS.itemsPerRequest) throw invalid(`at most ${LIMITS.itemsPerRequest} app_knowledge items per request`);
+    return list.map((r, i) => {
+      const a = parseAppItem(r, i);
+      validateMetadata(db.metadataSchema, a.metadata, `app_knowledge[${i}].metadata`);
+      const acl = normalizeDocumentAcl(a.acl, a.hasAcl, `app_knowledge[${i}].acl`);
+      const additional = { ...a.additionalMetadata, ...(a.url ? { url: a.url } : {}), ...(a.timestamp ? { timestamp: a.timestamp } : {}) };
+      return {
+        result: { id: a.id, status: 'queued', title: a.title },
+        content: a.text,
+        contentType: 'text/plain',
+        event: {
+          databaseId: db.id, itemKey: itemKey(collection, 'knowledge', a.id), collection, store: 'knowledge' as Store, itemId: a.id, kind: 'app', title: a.title,
+          content: { contentType: 'text/plain' }, pairs: false, isMarkdown: false, infer: false, customInstructions: null, userName: null, expiresAt: null,
+          metadata: a.metadata, additionalMetadata: additional, relations: [], ...(acl !== undefined ? { acl } : {}),
+          appKind: a.appKind, appProvider: a.appProvider, sourceType: a.appProvider ? `app:${a.appProvider}` : 'app',
+        },
+      };
+    });
+  }
+
+  prepareFiles(db: DatabaseRecord, collection: string, files: UploadedFile[], perFile: FileMetadataEntry[]): Prepared[] {
+    return files.map((f, i) => {
+      const meta = perFile[i] ?? { hasAcl: false };
+      const id = validateItemId(meta.id, `file metadata[${i}].id`) ?? randomUUID();
+      const metadata = typeof meta.metadata === 'string' ? parseMetadataString(meta.metadata, `file metadata[${i}].metadata`) : (parseAdditionalMetadata(meta.metadata, `file metadata[${i}].metadata`) as any);
+      validateMetadata(db.metadataSchema, metadata, `file metadata[${i}].metadata`);
+      const acl = normalizeDocumentAcl(meta.acl, meta.hasAcl, `file metadata[${i}].acl`);
+      if (f.bytes.length === 0) throw invalid(`file ${f.filename} is empty`);
+      return {
+        result: { id, status: 'queued', filename: f.filename },
+        content: f.bytes,
+        contentType: f.contentType,
+        event: {
+          databaseId: db.id, itemKey: itemKey(collection, 'knowledge', id), collection, store: 'knowledge' as Store, itemId: id, kind: 'file',
+          title: typeof meta.title === 'string' ? meta.title : f.filename,
+          content: { contentType: f.contentType, filename: f.filename }, pairs: false, isMarkdown: false, infer: false, customInstructions: null, userName: null,
+          expiresAt: null, metadata, additionalMetadata: { ...parseAdditionalMetadata(meta.additional_metadata, `file metadata[${i}].additional_metadata`), filename: f.filename },
+          relations: [], ...(acl !== undefined ? { acl } : {}), sourceType: 'file',
+        },
+      };
+    });
+  }
+
+  /** Appends every prepared item; returns the ingest result. Waits until /context/status can see them. */
+  async commit(ctx: CommandContext, db: DatabaseRecord, collection: string, upsert: boolean, items: Prepared[]): Promise<IngestResult> {
+    if (items.length === 0) throw invalid('nothing to ingest');
+    await this.databases.onDatabase({ ...ctx, databaseId: db.id }, db.id, { type: 'EnsureCollection', databaseId: db.id, collection });
+    let last: number | null = null;
+    const results: IngestResultItem[] = [];
+    for (const item of items) {
+      const sha256 = await this.infra.blobs.put(db.id, item.content);
+      const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
+      const event: ItemIngested = { type: 'ItemIngested', data: { ...item.event, content: { ...item.event.content, sha256, bytes } } };
+      try {
+        const out = await handleCommand<ItemState, ItemEvent & { revision?: number }, null>(
+          this.infra.store,
+          streams.item(db.id, event.data.itemKey),
+          { initial: initialItem, evolve: evolveItem },
+          (_c, state) => decideItem({ type: 'Ingest', upsert, event }, state),
+          null,
+          { ...ctx, databaseId: db.id },
+        );
+        last = out.position ?? last;
+        results.push(item.result);
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.code !== 'ITEM_EXISTS') throw err;
+        results.push({ ...item.result, status: 'failed', error: err.message, error_code: err.code });
+      }
+    }
+    if (last !== null) await this.infra.runner.waitFor(last, ['items'], this.infra.config.projectionWaitMs);
+    this.infra.pipeline.wake();
+    const failed = results.filter((r) => r.status === 'failed').length;
+    return {
+      success: failed < results.length,
+      message: failed ? `${results.length - failed} queued, ${failed} failed` : `${results.length} item(s) queued for indexing`,
+      results,
+      success_count: results.length - failed,
+      failed_count: failed,
+    };
+  }
+}

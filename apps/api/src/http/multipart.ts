@@ -1,0 +1,77 @@
+import type { FastifyRequest } from 'fastify';
+import { DomainError, invalid } from '../../../../libs/domain/src/errors';
+
+/** Upload limits (docs/ingestion.md). */
+export const UPLOAD_LIMITS = {
+  fileBytes: 50 * 1024 * 1024,
+  files: 20,
+  requestBytes: 100 * 1024 * 1024,
+  fieldBytes: 25 * 1024 * 1024,
+  fields: 100,
+};
+
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  contentType: string;
+  bytes: Buffer;
+}
+
+export interface MultipartBody {
+  /** Every text field; repeated names keep every value in order. */
+  fields: Record<string, string[]>;
+  files: UploadedFile[];
+}
+
+/**
+ * Reads a whole multipart body before anything is decided: the original SDK sends file parts before
+ * `document_metadata`, so files can only be paired with their metadata at the end.
+ */
+export async function readMultipart(req: FastifyRequest): Promise<MultipartBody> {
+  if (!req.isMultipart()) throw invalid('this endpoint expects multipart/form-data');
+  const fields: Record<string, string[]> = {};
+  const files: UploadedFile[] = [];
+  let total = 0;
+  for await (const part of req.parts({ limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files, fieldSize: UPLOAD_LIMITS.fieldBytes, fields: UPLOAD_LIMITS.fields } })) {
+    if (part.type === 'file') {
+      const bytes = await part.toBuffer();
+      total += bytes.length;
+      files.push({ field: part.fieldname, filename: part.filename || 'upload', contentType: part.mimetype || 'application/octet-stream', bytes });
+    } else {
+      const value = typeof part.value === 'string' ? part.value : String(part.value ?? '');
+      total += value.length;
+      (fields[part.fieldname] ??= []).push(value);
+    }
+    if (total > UPLOAD_LIMITS.requestBytes) {
+      throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', `request is larger than ${UPLOAD_LIMITS.requestBytes / 1024 / 1024} MiB`);
+    }
+  }
+  return { fields, files };
+}
+
+/** The single value of a field; a repeated field is 400. */
+export function field(body: MultipartBody, name: string): string | undefined {
+  const v = body.fields[name];
+  if (!v) return undefined;
+  if (v.length > 1) throw invalid(`field ${name} was sent ${v.length} times`);
+  return v[0];
+}
+
+export function booleanField(body: MultipartBody, name: string, fallback: boolean): boolean {
+  const v = field(body, name);
+  if (v === undefined || v === '') return fallback;
+  const s = v.trim().toLowerCase();
+  if (s === 'true' || s === '1') return true;
+  if (s === 'false' || s === '0') return false;
+  throw invalid(`${name} must be true or false`);
+}
+
+export function jsonField(body: MultipartBody, name: string): unknown {
+  const v = field(body, name);
+  if (v === undefined || v.trim() === '') return undefined;
+  try {
+    return JSON.parse(v);
+  } catch {
+    throw invalid(`${name} must be a JSON-encoded string`);
+  }
+}

@@ -1,0 +1,180 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { callerPrincipals } from '../../../../libs/domain/src/acl';
+import { invalid } from '../../../../libs/domain/src/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../libs/domain/src/names';
+import { streams } from '../../../../libs/domain/src/streams';
+import { metadataFor, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import type { Scalar, Store } from '../../../../libs/search/src/search-index.port';
+import type { DatabaseRecord } from '../databases/database-directory';
+import type { Infrastructure } from '../infrastructure';
+import { INFRASTRUCTURE } from '../tokens';
+import { MAX_RESULTS_DEFAULT, type QueryRequest } from './query.request.dto';
+import { RetrievalService, type RankedChunk } from './retrieval.service';
+
+/** alpha "auto" (and omitted): the balance tuned on the development benchmarks (docs/retrieval.md). */
+export const AUTO_ALPHA = 0.5;
+
+export interface QueryOptions {
+  collections?: string[];
+}
+
+/** Turns a /query request into a retrieval, shapes the chunks as the original SDK expects, and records the query. */
+@Injectable()
+export class QueryService {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly retrieval: RetrievalService) {}
+
+  async run(ctx: CommandContext, db: DatabaseRecord, body: QueryRequest, collections: string[] | undefined) {
+    const started = Date.now();
+    if (body.operator && body.query_by !== 'text') throw invalid('operator is only allowed with query_by "text"');
+    const alpha = body.query_by === 'text' ? 0 : resolveAlpha(body.alpha);
+    const type = body.type ?? 'all';
+    const stores: Store[] = type === 'all' ? ['knowledge', 'memory'] : [type];
+    const caller = callerPrincipals(body.acl);
+    const { metadata, additionalMetadata } = splitFilters(db, body.metadata_filters);
+    const limit = body.max_results ?? MAX_RESULTS_DEFAULT;
+    const ranked = await this.retrieval.retrieve({
+      databaseId: db.id,
+      collections,
+      stores,
+      query: body.query,
+      vectorText: body.additional_context ? `${body.query}\n${body.additional_context}` : body.query,
+      limit,
+      alpha,
+      operator: body.operator,
+      caller,
+      includeApps: body.query_apps ?? true,
+      metadata,
+      additionalMetadata,
+      recencyBias: body.recency_bias ?? 0,
+    });
+    const chunks = ranked.map(toChunk);
+    const data = {
+      chunks,
+      sources: sourcesOf(ranked),
+      graph_context: { query_paths: [], chunk_relations: [], chunk_id_to_group_ids: {}, synthesis_context: null },
+      additional_context: {},
+      vectorstore_status: { knowledge: stores.includes('knowledge'), memories: stores.includes('memory') },
+    };
+    await this.record(ctx, db, body, collections, type, caller, ranked, Date.now() - started);
+    return data;
+  }
+
+  private async record(ctx: CommandContext, db: DatabaseRecord, body: QueryRequest, collections: string[] | undefined, type: 'memory' | 'knowledge' | 'all', caller: string[] | null, ranked: RankedChunk[], latencyMs: number) {
+    const requestId = ctx.requestId!;
+    const position = this.infra.runner.position('items');
+    await this.infra.store.append(
+      streams.query(db.id, requestId),
+      [{
+        type: 'QueryRecorded',
+        data: {
+          requestId, databaseId: db.id, collections: collections ?? null, query: body.query, type, mode: body.mode ?? 'fast', acl: caller,
+          results: ranked.map((r) => ({ chunkId: r.candidate.chunkId, itemId: r.item.item_id, score: round(r.score) })),
+          logPosition: position, latencyMs,
+        },
+        metadata: metadataFor({ ...ctx, databaseId: db.id }),
+      }],
+      { expectedRevision: 'no_stream' },
+    );
+  }
+}
+
+export function resolveAlpha(alpha: unknown): number {
+  if (alpha === undefined || alpha === null || alpha === 'auto') return AUTO_ALPHA;
+  if (typeof alpha !== 'number' || !Number.isFinite(alpha) || alpha < 0 || alpha > 1) throw invalid('alpha must be a number from 0 to 1 or "auto"');
+  return alpha;
+}
+
+/** Which collections a query searches: `collections` (or legacy `sub_tenant_ids`), else `collection`, else the default one. */
+export function queryCollections(body: { collections?: string[]; sub_tenant_ids?: string[] }, collection: string | undefined): string[] {
+  const many = body.collections ?? body.sub_tenant_ids;
+  if (many && collection) throw invalid('send collection or collections, not both');
+  if (many) {
+    if (many.length === 0 || many.length > 100) throw invalid('collections must list 1 to 100 collections');
+    return [...new Set(many.map((c) => assertCollectionName(c, 'collections[]')))];
+  }
+  return [collection ? assertCollectionName(collection) : DEFAULT_COLLECTION];
+}
+
+/** metadata_filters: schema attributes at the top level, free-form fields under additional_metadata (legacy: document_metadata). */
+export function splitFilters(db: DatabaseRecord, filters: Record<string, unknown> | undefined) {
+  if (!filters) return {};
+  const metadata: Record<string, Scalar | Scalar[]> = {};
+  let additionalMetadata: Record<string, Scalar | Scalar[]> | undefined;
+  const schema = new Set(db.metadataSchema.map((f) => f.name));
+  for (const [key, value] of Object.entries(filters)) {
+    if (key === 'additional_metadata' || key === 'document_metadata' || key === 'tenant_metadata') {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`metadata_filters.${key} must be an object`);
+      const target = key === 'tenant_metadata' ? metadata : (additionalMetadata ??= {});
+      for (const [k, v] of Object.entries(value)) {
+        if (key === 'tenant_metadata' && !schema.has(k)) throw invalid(`metadata_filters.tenant_metadata.${k} is not in the database metadata schema`);
+        target[k] = filterValue(v, `metadata_filters.${key}.${k}`);
+      }
+      continue;
+    }
+    if (!schema.has(key)) throw invalid(`metadata_filters.${key} is not in the database metadata schema (free-form fields go under metadata_filters.additional_metadata)`);
+    metadata[key] = filterValue(value, `metadata_filters.${key}`);
+  }
+  return { metadata: Object.keys(metadata).length ? metadata : undefined, additionalMetadata };
+}
+
+function filterValue(v: unknown, field: string): Scalar | Scalar[] {
+  const scalar = (x: unknown) => x === null || ['string', 'number', 'boolean'].includes(typeof x);
+  if (Array.isArray(v)) {
+    if (!v.length || !v.every(scalar)) throw invalid(`${field} must be a value or a non-empty list of values`);
+    return v as Scalar[];
+  }
+  if (!scalar(v)) throw invalid(`${field} must be a string, number, boolean, null or a list of them`);
+  return v as Scalar;
+}
+
+const round = (x: number) => Math.round(x * 1e6) / 1e6;
+const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
+
+/** The chunk shape of the original SDK (`chunk_uuid`, `id` = source id, `chunk_content`, ...) plus our store and collection. */
+export function toChunk(r: RankedChunk) {
+  const { item, candidate } = r;
+  return {
+    chunk_uuid: candidate.chunkId,
+    id: item.item_id,
+    chunk_content: candidate.doc.text,
+    source_type: item.source_type,
+    source_title: item.title,
+    source_upload_time: iso(item.created_at),
+    source_last_updated_time: iso(item.updated_at),
+    layout: null,
+    relevancy_score: round(r.score),
+    metadata: item.metadata,
+    additional_metadata: item.additional_metadata,
+    extra_context_ids: [] as string[],
+    store: item.store,
+    type: item.store,
+    collection: item.collection,
+    scores: { keyword: round(r.keyword), vector: round(r.vector) },
+  };
+}
+
+export function sourcesOf(ranked: RankedChunk[]) {
+  const seen = new Map<string, ReturnType<typeof source>>();
+  for (const r of ranked) if (!seen.has(r.item.item_key)) seen.set(r.item.item_key, source(r));
+  return [...seen.values()];
+}
+
+function source(r: RankedChunk) {
+  const i = r.item;
+  const add = i.additional_metadata ?? {};
+  return {
+    id: i.item_id,
+    title: i.title,
+    type: i.source_type,
+    description: null,
+    url: typeof add.url === 'string' ? add.url : null,
+    timestamp: iso(i.updated_at),
+    metadata: i.metadata,
+    additional_metadata: add,
+    app_kind: i.app_kind,
+    app_provider: i.app_provider,
+    app_external_id: i.kind === 'app' ? i.item_id : null,
+    collection: i.collection,
+    store: i.store,
+  };
+}

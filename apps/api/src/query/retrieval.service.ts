@@ -1,0 +1,151 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { isVisible } from '../../../../libs/domain/src/acl';
+import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
+import type { Candidate, KeywordOperator, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
+import type { Infrastructure } from '../infrastructure';
+import { INFRASTRUCTURE } from '../tokens';
+
+export interface RetrievalRequest {
+  databaseId: string;
+  /** undefined = every collection */
+  collections?: string[];
+  stores: Store[];
+  query: string;
+  /** text embedded for the vector search (query plus caller-supplied additional context) */
+  vectorText: string;
+  limit: number;
+  alpha: number;
+  operator?: KeywordOperator;
+  caller: string[] | null;
+  includeApps: boolean;
+  metadata?: SearchFilter['metadata'];
+  additionalMetadata?: SearchFilter['additionalMetadata'];
+  recencyBias: number;
+  /** restrict to these item keys (graph expansion, forceful relations) */
+  itemKeys?: string[];
+}
+
+export interface ItemRow {
+  database_id: string;
+  item_key: string;
+  item_id: string;
+  collection: string;
+  store: Store;
+  kind: string;
+  source_type: string;
+  title: string | null;
+  filename: string | null;
+  metadata: Record<string, unknown>;
+  additional_metadata: Record<string, unknown>;
+  acl: string[] | null;
+  app_kind: string | null;
+  app_provider: string | null;
+  relations: string[];
+  status: string;
+  expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  chunked_position: string | null;
+}
+
+export interface RankedChunk {
+  candidate: Candidate;
+  item: ItemRow;
+  score: number;
+  keyword: number;
+  vector: number;
+}
+
+/** Candidates per engine call: enough for fusion to matter, bounded for latency. */
+const POOL_MIN = 50;
+
+/**
+ * Hybrid retrieval: keyword and vector candidates from the search index (filters pushed down, ACL included),
+ * fused and ranked here, then every hit is checked against the authoritative items read model (status,
+ * expiry, ACL, and that the chunk belongs to the item's current content), so a lagging index can never leak
+ * or resurrect anything.
+ */
+@Injectable()
+export class RetrievalService {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  async retrieve(req: RetrievalRequest): Promise<RankedChunk[]> {
+    const now = Date.now();
+    const pool = Math.max(POOL_MIN, req.limit * 5);
+    const filter: SearchFilter = {
+      collections: req.collections,
+      now,
+      includeApps: req.includeApps,
+      principalsAny: req.caller,
+      metadata: req.metadata,
+      additionalMetadata: req.additionalMetadata,
+      itemIds: req.itemKeys,
+    };
+    const vectorPromise = req.alpha > 0 ? this.infra.embedder.embed([req.vectorText]).then((v) => v[0]) : Promise.resolve(null);
+    const perStore = await Promise.all(
+      req.stores.map(async (store) => {
+        const index = await this.infra.search.indexName(req.databaseId, store);
+        if (!index) return { kw: [] as Candidate[], vec: [] as Candidate[] };
+        const [kw, vec] = await Promise.all([
+          req.alpha < 1 && req.query.trim() ? this.infra.search.index.keywordSearch(index, req.query, { limit: pool, filter, operator: req.operator }) : Promise.resolve([]),
+          vectorPromise.then((v) => (v ? this.infra.search.index.vectorSearch(index, v, { limit: pool, filter }) : [])),
+        ]);
+        return { kw, vec };
+      }),
+    );
+    const byId = new Map<string, Candidate>();
+    const kw = perStore.flatMap((p) => p.kw);
+    const vec = perStore.flatMap((p) => p.vec);
+    for (const c of [...kw, ...vec]) if (!byId.has(c.chunkId)) byId.set(c.chunkId, c);
+    const fused = fuseScores(
+      kw.map((c) => ({ id: c.chunkId, score: c.score })),
+      vec.map((c) => ({ id: c.chunkId, score: c.score })),
+      req.alpha,
+    );
+    if (!fused.length) return [];
+    const items = await this.items(req.databaseId, [...new Set(fused.map((f) => byId.get(f.id)!.itemId))]);
+    const ranked: RankedChunk[] = [];
+    for (const f of fused) {
+      const candidate = byId.get(f.id)!;
+      const item = items.get(candidate.itemId);
+      if (!item || !this.servable(item, candidate, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata)) continue;
+      const score = applyRecency(f.score, now - new Date(item.updated_at).getTime(), req.recencyBias);
+      ranked.push({ candidate, item, score, keyword: f.keyword, vector: f.vector });
+    }
+    ranked.sort((a, b) => b.score - a.score || (a.candidate.chunkId < b.candidate.chunkId ? -1 : 1));
+    return ranked.slice(0, req.limit);
+  }
+
+  /** The authoritative check of one hit against the read model. */
+  servable(item: ItemRow, candidate: Candidate, caller: string[] | null, now: number): boolean {
+    if (item.status !== 'graph_creation' && item.status !== 'completed') return false;
+    if (item.expires_at && new Date(item.expires_at).getTime() <= now) return false;
+    // The chunk must belong to the item's current content (attribute updates re-stamp chunks with later versions).
+    if (item.chunked_position === null || candidate.doc.version < Number(item.chunked_position)) return false;
+    return isVisible(item.acl, caller);
+  }
+
+  async items(databaseId: string, keys: string[]): Promise<Map<string, ItemRow>> {
+    if (!keys.length) return new Map();
+    const rows: ItemRow[] = await this.infra.ds.query(
+      `SELECT database_id, item_key, item_id, collection, store, kind, source_type, title, filename, metadata, additional_metadata, acl, app_kind, app_provider,
+              relations, status, expires_at, created_at, updated_at, chunked_position
+       FROM rm_items WHERE database_id = $1 AND item_key = ANY($2)`,
+      [databaseId, keys],
+    );
+    return new Map(rows.map((r) => [r.item_key, r]));
+  }
+}
+
+/** Metadata filters re-checked on the read model: an index with stale attributes can narrow, never widen. */
+export function matchesFilters(item: ItemRow, metadata?: SearchFilter['metadata'], additional?: SearchFilter['additionalMetadata']): boolean {
+  const check = (values: Record<string, unknown>, wanted?: Record<string, unknown>) =>
+    !wanted || Object.entries(wanted).every(([k, v]) => (Array.isArray(v) ? v.some((x) => same(values?.[k], x)) : same(values?.[k], v)));
+  return check(item.metadata, metadata) && check(item.additional_metadata, additional);
+}
+
+function same(actual: unknown, wanted: unknown): boolean {
+  if (actual === wanted) return true;
+  if (actual !== null && typeof actual === 'object') return JSON.stringify(actual) === wanted;
+  return false;
+}

@@ -1,0 +1,102 @@
+import { startTestApp, type TestApp } from '../support/test-app';
+import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
+
+describe('ingest and query through HTTP', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('ingestq');
+    await t.createDatabase('kb', { metadata_schema: [{ name: 'team', type: 'string' }, { name: 'year', type: 'integer' }] });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('ingests memories, moves them to completed, and finds them by meaning and by keyword', async () => {
+    const res = await ingestMemories(t, 'kb', [
+      { id: 'm1', text: 'Alice prefers green tea in the morning and never drinks coffee.', metadata: JSON.stringify({ team: 'red', year: 2024 }) },
+      { id: 'm2', text: 'The deployment pipeline runs on Kubernetes with Argo CD.', metadata: JSON.stringify({ team: 'blue', year: 2023 }) },
+      { id: 'm3', user_assistant_pairs: [{ user: 'Where did I park?', assistant: 'You parked on level 3, spot B12.' }] },
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.success).toBe(true);
+    expect(res.body.data).toMatchObject({ success: true, success_count: 3, failed_count: 0 });
+    expect(res.body.data.results).toEqual([
+      expect.objectContaining({ id: 'm1', status: 'queued', infer: false }),
+      expect.objectContaining({ id: 'm2', status: 'queued' }),
+      expect.objectContaining({ id: 'm3', status: 'queued' }),
+    ]);
+    expect(res.body.meta).toMatchObject({ database: 'kb', collection: 'default' });
+    await waitForStatus(t, 'kb', ['m1', 'm2', 'm3']);
+
+    const q = await t.request('POST', '/query', { body: { database: 'kb', query: 'what does alice like to drink', type: 'memory' } });
+    expect(q.status).toBe(200);
+    const chunks = q.body.data.chunks;
+    expect(chunks[0]).toMatchObject({ id: 'm1', source_type: 'memory', store: 'memory', collection: 'default' });
+    expect(chunks[0].chunk_uuid).toEqual(expect.any(String));
+    expect(chunks[0].chunk_content).toContain('green tea');
+    expect(typeof chunks[0].relevancy_score).toBe('number');
+    expect(chunks[0].metadata).toEqual({ team: 'red', year: 2024 });
+    expect(q.body.data.sources.map((s: any) => s.id)).toContain('m1');
+
+    const kw = await t.request('POST', '/query', { body: { database: 'kb', query: 'Kubernetes', query_by: 'text' } });
+    expect(kw.body.data.chunks[0].id).toBe('m2');
+    const pairs = await t.request('POST', '/query', { body: { database: 'kb', query: 'parking spot level', type: 'memory' } });
+    expect(pairs.body.data.chunks[0].id).toBe('m3');
+    expect(pairs.body.data.chunks[0].chunk_content).toMatch(/User: Where did I park\?[\s\S]*Assistant: You parked/);
+  });
+
+  it('filters by schema metadata and additional_metadata; unknown filter keys are 400', async () => {
+    await ingestMemories(t, 'kb', [{ id: 'f1', text: 'Quarterly revenue report for the sales team', metadata: JSON.stringify({ team: 'blue', year: 2022 }), additional_metadata: { connector_id: 'c-1' } }]);
+    await waitForStatus(t, 'kb', ['f1']);
+    const blue = await t.request('POST', '/query', { body: { database: 'kb', query: 'quarterly revenue report', metadata_filters: { team: 'blue' } } });
+    expect(blue.body.data.chunks.map((c: any) => c.id)).toContain('f1');
+    expect(blue.body.data.chunks.every((c: any) => c.metadata.team === 'blue')).toBe(true);
+    const red = await t.request('POST', '/query', { body: { database: 'kb', query: 'quarterly revenue report', metadata_filters: { team: 'red' } } });
+    expect(red.body.data.chunks.map((c: any) => c.id)).not.toContain('f1');
+    const conn = await t.request('POST', '/query', { body: { database: 'kb', query: 'quarterly revenue', metadata_filters: { additional_metadata: { connector_id: 'c-1' } } } });
+    expect(conn.body.data.chunks.map((c: any) => c.id)).toEqual(['f1']);
+    const bad = await t.request('POST', '/query', { body: { database: 'kb', query: 'x', metadata_filters: { colour: 'red' } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/colour/);
+  });
+
+  it('knowledge: files of several types and app items become searchable', async () => {
+    const res = await postMultipart(
+      t,
+      '/context/ingest',
+      {
+        type: 'knowledge',
+        database: 'kb',
+        document_metadata: JSON.stringify([{ id: 'doc-md', metadata: { team: 'red' } }, { id: 'doc-html' }]),
+        app_knowledge: JSON.stringify({ id: 'slack-1', app_kind: 'message', app_provider: 'slack', content: { text: 'The offsite is planned in Lisbon next spring.' } }),
+      },
+      [
+        { filename: 'guide.md', contentType: 'text/markdown', content: '# Install\n\nRun the installer.\n\n## Linux\n\nUse apt to install the zebrafish package.' },
+        { filename: 'page.html', contentType: 'text/html', content: '<html><head><title>Menu</title></head><body><h1>Lunch</h1><p>Pasta with basil pesto on Fridays.</p></body></html>' },
+      ],
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data.results.map((r: any) => r.id)).toEqual(['doc-md', 'doc-html', 'slack-1']);
+    expect(res.body.data.results[0].filename).toBe('guide.md');
+    await waitForStatus(t, 'kb', ['doc-md', 'doc-html', 'slack-1']);
+    const q1 = await t.request('POST', '/query', { body: { database: 'kb', query: 'zebrafish package', type: 'knowledge' } });
+    expect(q1.body.data.chunks[0]).toMatchObject({ id: 'doc-md', source_type: 'file', source_title: 'guide.md' });
+    expect(q1.body.data.chunks[0].chunk_content).toContain('Linux');
+    const q2 = await t.request('POST', '/query', { body: { database: 'kb', query: 'basil pesto', type: 'knowledge' } });
+    expect(q2.body.data.chunks[0].id).toBe('doc-html');
+    const q3 = await t.request('POST', '/query', { body: { database: 'kb', query: 'offsite Lisbon', type: 'knowledge' } });
+    expect(q3.body.data.chunks[0]).toMatchObject({ id: 'slack-1', source_type: 'app:slack' });
+    expect(q3.body.data.sources[0]).toMatchObject({ id: 'slack-1', app_kind: 'message', app_provider: 'slack' });
+    const noApps = await t.request('POST', '/query', { body: { database: 'kb', query: 'offsite Lisbon', type: 'knowledge', query_apps: false } });
+    expect(noApps.body.data.chunks.map((c: any) => c.id)).not.toContain('slack-1');
+  });
+
+  it('records every query as an event with its results', async () => {
+    const q = await t.request('POST', '/query', { body: { database: 'kb', query: 'green tea' } });
+    const rid = q.body.meta.request_id;
+    const events = (await t.infra.store.readAll()).filter((e) => e.type === 'QueryRecorded' && e.data.requestId === rid);
+    expect(events).toHaveLength(1);
+    expect(events[0].data.results.map((r: any) => r.itemId)).toEqual(q.body.data.chunks.map((c: any) => c.id));
+    expect(events[0].data.query).toBe('green tea');
+  });
+});
