@@ -55,7 +55,7 @@ export const itemsProjection: ReadModelProjection = {
     `CREATE INDEX IF NOT EXISTS rm_items_lookup ON rm_items (database_id, item_id)`,
     `CREATE INDEX IF NOT EXISTS rm_items_collection ON rm_items (database_id, collection, store, created_at)`,
   ],
-  handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'DatabaseDeleted', 'CollectionDeleted'],
+  handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'DatabaseDeleted', 'CollectionDeleted'],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
     const e = event as unknown as ItemEvent & RecordedEvent;
     const at = event.metadata.occurredAt;
@@ -105,6 +105,19 @@ export const itemsProjection: ReadModelProjection = {
         );
         return;
       }
+      case 'ItemMetadataUpdated': {
+        const d = e.data;
+        await sql.query(
+          `UPDATE rm_items SET metadata = COALESCE($3, metadata), additional_metadata = COALESCE($4, additional_metadata),
+             title = CASE WHEN $5 THEN $6 ELSE title END, updated_at = $7
+           WHERE database_id = $1 AND item_key = $2`,
+          [d.databaseId, d.itemKey, d.metadata === undefined ? null : JSON.stringify(d.metadata), d.additionalMetadata === undefined ? null : JSON.stringify(d.additionalMetadata), d.title !== undefined, d.title ?? null, at],
+        );
+        return;
+      }
+      case 'AclChanged':
+        await sql.query(`UPDATE rm_items SET acl = $3, updated_at = $4 WHERE database_id = $1 AND item_key = $2`, [e.data.databaseId, e.data.itemKey, JSON.stringify(e.data.acl), at]);
+        return;
       case 'ItemDeleted':
         await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND item_key = $2`, [e.data.databaseId, e.data.itemKey]);
         return;

@@ -13,6 +13,11 @@ import { IngestContextController } from './context/ingest-context/ingest-context
 import { ContextStatusController } from './context/context-status/context-status.http.controller';
 import { IngestionService } from './context/ingestion.service';
 import { QueryController } from './query/query.http.controller';
+import { UpdateMetadataController } from './context/update-metadata/update-metadata.http.controller';
+import { ListContextController } from './context/list-context/list-context.http.controller';
+import { DeleteContextController } from './context/delete-context/delete-context.http.controller';
+import { AddMemoryController } from './context/ingest-context/add-memory.http.controller';
+import { DatabaseStatsController } from './databases/database-stats/database-stats.http.controller';
 import { QueryService } from './query/query.service';
 import { RetrievalService } from './query/retrieval.service';
 import { Metrics } from './health/metrics';
@@ -39,6 +44,11 @@ export class AppModule {
         IngestContextController,
         ContextStatusController,
         QueryController,
+        UpdateMetadataController,
+        ListContextController,
+        DeleteContextController,
+        AddMemoryController,
+        DatabaseStatsController,
       ],
       providers: [
         { provide: INFRASTRUCTURE, useValue: infra },

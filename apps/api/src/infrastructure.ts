@@ -67,7 +67,7 @@ export class Infrastructure {
     ]);
     const subscribers: Subscriber[] = [databasesProjection, itemsProjection, queriesProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
-    subscribers.push(new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder));
+    subscribers.push(new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder, (p) => runner.waitFor(p, ['items'], 30_000)));
     await runner.migrate();
     await IndexingPipeline.migrate(ds);
     const pipeline = new IndexingPipeline(ds, store, blobs, embedder, runner, log, config.pipeline);

@@ -2,10 +2,10 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
-import { handleCommand, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { decideItem, evolveItem, initialItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
+import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import { decideOnItem } from '../item-stream';
+import { decideItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
 import type { IndexingStatus, ItemEvent } from '../../../../libs/domain/src/items/item.events';
-import { streams } from '../../../../libs/domain/src/streams';
 import type { Embedder } from '../../../../libs/embeddings/src';
 import { chunkPairs, chunkText, parseDocument, ParseError, type Chunk } from '../../../../libs/ingestion/src';
 import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
@@ -226,17 +226,8 @@ export class IndexingPipeline {
     );
   }
 
-  /** Decides on the item stream (expected revision) and returns the appended position, or null. */
-  private async onItem(ctx: CommandContext, item: ItemRow, decide: (state: ItemState) => ItemEvent[]): Promise<number | null> {
-    const out = await handleCommand<ItemState, ItemEvent & { revision?: number }, null>(
-      this.store,
-      streams.item(item.database_id, item.item_key),
-      { initial: initialItem, evolve: evolveItem },
-      (_c, state) => decide(state),
-      null,
-      ctx,
-    );
-    return out.position;
+  private onItem(ctx: CommandContext, item: ItemRow, decide: (state: ItemState) => ItemEvent[]): Promise<number | null> {
+    return decideOnItem(this.store, ctx, item.database_id, item.item_key, decide);
   }
 
   private async release(job: ClaimedJob): Promise<void> {

@@ -1,9 +1,11 @@
-import { conflict } from '../errors';
+import { conflict, notFound } from '../errors';
 import type { IndexingStatus, ItemEvent, ItemIngested } from './item.events';
 
 /** One item's stream folded: is it live, which content version, which status. */
 export interface ItemState {
   live: boolean;
+  /** current stored ACL (undefined = unrestricted) */
+  acl?: string[];
   contentVersion: number | null;
   status: IndexingStatus | null;
   chunked: boolean;
@@ -14,7 +16,11 @@ export const initialItem = (): ItemState => ({ live: false, contentVersion: null
 export function evolveItem(state: ItemState, event: ItemEvent & { revision?: number }): ItemState {
   switch (event.type) {
     case 'ItemIngested':
-      return { live: true, contentVersion: event.revision ?? (state.contentVersion ?? -1) + 1, status: 'queued', chunked: false };
+      return { live: true, acl: event.data.acl, contentVersion: event.revision ?? (state.contentVersion ?? -1) + 1, status: 'queued', chunked: false };
+    case 'AclChanged':
+      return { ...state, acl: event.data.acl };
+    case 'ItemMetadataUpdated':
+      return state;
     case 'StatusAdvanced':
       return event.data.contentVersion === state.contentVersion ? { ...state, status: event.data.status } : state;
     case 'ItemChunked':
@@ -26,9 +32,13 @@ export function evolveItem(state: ItemState, event: ItemEvent & { revision?: num
   }
 }
 
+type ItemIds = { databaseId: string; itemKey: string; itemId: string; collection: string; store: 'memory' | 'knowledge' };
+
 export type ItemCommand =
   | { type: 'Ingest'; upsert: boolean; event: ItemIngested }
-  | { type: 'Advance'; contentVersion: number; status: IndexingStatus; errorCode?: string; message?: string; ids: { databaseId: string; itemKey: string; itemId: string; collection: string; store: 'memory' | 'knowledge' } };
+  | { type: 'UpdateMetadata'; ids: ItemIds; metadata?: Record<string, unknown>; additionalMetadata?: Record<string, unknown>; title?: string | null; acl?: string[] }
+  | { type: 'Delete'; ids: ItemIds }
+  | { type: 'Advance'; contentVersion: number; status: IndexingStatus; errorCode?: string; message?: string; ids: ItemIds };
 
 const ORDER: IndexingStatus[] = ['queued', 'processing', 'graph_creation', 'completed'];
 
@@ -37,6 +47,19 @@ export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] 
     case 'Ingest':
       if (state.live && !command.upsert) throw conflict('ITEM_EXISTS', `an item with id '${command.event.data.itemId}' already exists (upsert is false)`);
       return [command.event];
+    case 'UpdateMetadata': {
+      if (!state.live) throw notFound('ITEM_NOT_FOUND', `no item with id '${command.ids.itemId}'`);
+      const out: ItemEvent[] = [];
+      const { metadata, additionalMetadata, title } = command;
+      if (metadata !== undefined || additionalMetadata !== undefined || title !== undefined) {
+        out.push({ type: 'ItemMetadataUpdated', data: { ...command.ids, ...(metadata !== undefined ? { metadata: metadata as any } : {}), ...(additionalMetadata !== undefined ? { additionalMetadata } : {}), ...(title !== undefined ? { title } : {}) } });
+      }
+      if (command.acl !== undefined) out.push({ type: 'AclChanged', data: { ...command.ids, acl: command.acl, previous: state.acl ?? null } });
+      return out;
+    }
+    case 'Delete':
+      if (!state.live) throw notFound('ITEM_NOT_FOUND', `no item with id '${command.ids.itemId}'`);
+      return [{ type: 'ItemDeleted', data: command.ids }];
     case 'Advance': {
       // Only the current content version moves, only forwards, and never out of a terminal status.
       if (!state.live || state.contentVersion !== command.contentVersion) return [];

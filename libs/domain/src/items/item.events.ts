@@ -83,4 +83,25 @@ export interface ItemDeleted {
   data: { databaseId: string; itemKey: string; itemId: string; collection: string; store: Store };
 }
 
-export type ItemEvent = ItemIngested | StatusAdvanced | ItemChunked | ItemDeleted;
+/** PATCH /context/{id}/metadata: only the fields sent change. */
+export interface ItemMetadataUpdated {
+  type: 'ItemMetadataUpdated';
+  data: {
+    databaseId: string;
+    itemKey: string;
+    itemId: string;
+    collection: string;
+    store: Store;
+    metadata?: Record<string, MetadataValue>;
+    additionalMetadata?: Record<string, unknown>;
+    title?: string | null;
+  };
+}
+
+/** A document ACL replaced (or revoked: ['__private__']); the audit trail of who could see what. */
+export interface AclChanged {
+  type: 'AclChanged';
+  data: { databaseId: string; itemKey: string; itemId: string; collection: string; store: Store; acl: string[]; previous: string[] | null };
+}
+
+export type ItemEvent = ItemIngested | StatusAdvanced | ItemChunked | ItemDeleted | ItemMetadataUpdated | AclChanged;

@@ -1,0 +1,49 @@
+import { Body, Controller, Delete, Inject, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { DomainError, invalid } from '../../../../../libs/domain/src/errors';
+import { decideItem } from '../../../../../libs/domain/src/items/item.decider';
+import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { decideOnItem } from '../../../../worker/src/item-stream';
+import { authOf } from '../../http/auth.hook';
+import { commandContext } from '../../http/command-context';
+import { contextOf } from '../../http/request-context';
+import { readScope } from '../../http/scope';
+import { INFRASTRUCTURE } from '../../tokens';
+import type { Infrastructure } from '../../infrastructure';
+import { findItem, parseStoreType } from '../item-view';
+
+@ApiTags('context')
+@Controller()
+export class DeleteContextController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  @Delete('context')
+  @ApiOperation({ summary: 'Delete items by id (JSON body {database, collection?, ids, type?}). Each deletion is an ItemDeleted event; chunks leave the index.' })
+  async remove(@Req() req: FastifyRequest, @Body() body: Record<string, unknown> | undefined) {
+    const input = body ?? {};
+    const ctx = contextOf(req);
+    const scope = readScope(ctx, input, { requireDatabase: true });
+    const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
+    ctx.scope.collection = collection;
+    if (!Array.isArray(input.ids) || input.ids.length === 0 || input.ids.length > 100 || input.ids.some((x) => typeof x !== 'string' || !x)) throw invalid('ids must be an array of 1 to 100 ids');
+    const store = parseStoreType(input.type);
+    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
+    const results: { id: string; deleted: boolean; error: string | null }[] = [];
+    let last: number | null = null;
+    for (const id of [...new Set(input.ids as string[])]) {
+      try {
+        const item = await findItem(this.infra.ds, db.id, collection, id, store);
+        const ids = { databaseId: db.id, itemKey: item.item_key, itemId: id, collection, store: item.store };
+        last = (await decideOnItem(this.infra.store, commandContext(req), db.id, item.item_key, (state) => decideItem({ type: 'Delete', ids }, state))) ?? last;
+        results.push({ id, deleted: true, error: null });
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.kind === 'internal') throw err;
+        results.push({ id, deleted: false, error: err.message });
+      }
+    }
+    if (last !== null) await this.infra.runner.waitFor(last, ['items'], this.infra.config.projectionWaitMs);
+    const deleted = results.filter((r) => r.deleted).length;
+    return { success: deleted > 0, message: `${deleted} of ${results.length} deleted`, results, deleted_count: deleted, user_memory_deleted: deleted > 0 };
+  }
+}

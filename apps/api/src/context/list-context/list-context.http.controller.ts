@@ -1,0 +1,112 @@
+import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { callerPrincipals } from '../../../../../libs/domain/src/acl';
+import { invalid } from '../../../../../libs/domain/src/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { authOf } from '../../http/auth.hook';
+import { contextOf } from '../../http/request-context';
+import { readScope } from '../../http/scope';
+import { INFRASTRUCTURE } from '../../tokens';
+import type { Infrastructure } from '../../infrastructure';
+import { itemView, parseStoreType, type ItemRecord } from '../item-view';
+
+const FIELDS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'type', 'ids', 'page', 'page_size', 'filters', 'include_fields', 'acl']);
+const INCLUDE = new Set(['attachments', 'content', 'description', 'document_metadata', 'note', 'relations', 'tenant_metadata', 'timestamp', 'title', 'type', 'url']);
+export const PAGE_SIZE_DEFAULT = 20;
+export const PAGE_SIZE_MAX = 100;
+
+@ApiTags('context')
+@Controller()
+export class ListContextController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  @Post('context/list')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      'List items of a collection: type (knowledge default | memory), ids (<=100), page (1-based), page_size (default 20, max 100), filters {tenant_metadata, additional_metadata, source_fields}, include_fields, acl (same meaning as in /query)',
+  })
+  async list(@Req() req: FastifyRequest, @Body() body: Record<string, unknown> | undefined) {
+    const input = body ?? {};
+    for (const k of Object.keys(input)) if (!FIELDS.has(k)) throw invalid(`${k} is not a list parameter`);
+    const ctx = contextOf(req);
+    const scope = readScope(ctx, input, { requireDatabase: true });
+    const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
+    ctx.scope.collection = collection;
+    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
+    const store = parseStoreType(input.type) ?? 'knowledge';
+    const page = int(input.page, 'page', 1, 1, 1_000_000);
+    const pageSize = int(input.page_size, 'page_size', PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX);
+    const include = new Set<string>();
+    if (input.include_fields !== undefined) {
+      if (!Array.isArray(input.include_fields)) throw invalid('include_fields must be an array');
+      for (const f of input.include_fields) {
+        if (typeof f !== 'string' || !INCLUDE.has(f)) throw invalid(`include_fields: '${String(f)}' is not one of ${[...INCLUDE].join(', ')}`);
+        include.add(f);
+      }
+    }
+    const caller = callerPrincipals(input.acl);
+
+    const where = ['database_id = $1', 'collection = $2', 'store = $3', '(expires_at IS NULL OR expires_at > now())'];
+    const params: unknown[] = [db.id, collection, store];
+    if (input.ids !== undefined) {
+      if (!Array.isArray(input.ids) || input.ids.length > 100 || input.ids.some((x) => typeof x !== 'string')) throw invalid('ids must be an array of at most 100 ids');
+      params.push(input.ids);
+      where.push(`item_id = ANY($${params.length})`);
+    }
+    if (caller) {
+      params.push(caller);
+      where.push(`(acl IS NULL OR jsonb_array_length(acl) = 0 OR acl ? '__public__' OR acl ?| $${params.length}::text[])`);
+    }
+    const filters = input.filters;
+    if (filters !== undefined) {
+      if (typeof filters !== 'object' || filters === null || Array.isArray(filters)) throw invalid('filters must be an object');
+      for (const [k, v] of Object.entries(filters)) {
+        if (!['tenant_metadata', 'additional_metadata', 'document_metadata', 'source_fields'].includes(k)) throw invalid(`filters.${k} is not a filter (tenant_metadata, additional_metadata, source_fields)`);
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid(`filters.${k} must be an object`);
+        if (k === 'source_fields') {
+          const cols: Record<string, string> = { title: 'title', type: 'source_type', url: "additional_metadata->>'url'", description: "additional_metadata->>'description'" };
+          for (const [f, val] of Object.entries(v)) {
+            if (!cols[f]) throw invalid(`filters.source_fields.${f} is not filterable (title, type, url, description)`);
+            params.push(String(val));
+            where.push(`${cols[f]} = $${params.length}`);
+          }
+        } else {
+          params.push(JSON.stringify(v));
+          where.push(`${k === 'tenant_metadata' ? 'metadata' : 'additional_metadata'} @> $${params.length}::jsonb`);
+        }
+      }
+    }
+    const clause = where.join(' AND ');
+    const [{ total }] = await this.infra.ds.query(`SELECT count(*)::int AS total FROM rm_items WHERE ${clause}`, params);
+    const rows: ItemRecord[] = await this.infra.ds.query(`SELECT * FROM rm_items WHERE ${clause} ORDER BY created_at, item_id LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`, params);
+    const totalPages = Math.max(1, Math.ceil(total / pageSize));
+    const pagination = { page, page_size: pageSize, total, total_pages: totalPages, has_next: page < totalPages, has_previous: page > 1 };
+    if (store === 'memory') {
+      const user_memories = await Promise.all(
+        rows.map(async (r) => ({ memory_id: r.item_id, memory_content: await this.content(r), inferred_content: null, ...itemView(r) })),
+      );
+      return { success: true, user_memories, total, pagination };
+    }
+    const sources = await Promise.all(
+      rows.map(async (r) => ({ ...itemView(r), ...(include.has('content') ? { content: await this.content(r) } : {}) })),
+    );
+    return { success: true, sources, total, pagination };
+  }
+
+  /** The item's text as ingested (pairs as a User/Assistant transcript; files only when they are text). */
+  private async content(r: ItemRecord): Promise<string | null> {
+    const bytes = await this.infra.blobs.get(r.database_id, r.content_sha256).catch(() => null);
+    if (!bytes) return null;
+    if (r.pairs) return (JSON.parse(bytes.toString('utf8')) as { user: string; assistant: string }[]).map((p) => `User: ${p.user}\nAssistant: ${p.assistant}`).join('\n\n');
+    if (r.kind === 'file' && !/^text\/|json|csv|markdown|html/.test(r.content_type)) return null;
+    return bytes.toString('utf8');
+  }
+}
+
+function int(v: unknown, name: string, fallback: number, min: number, max: number): number {
+  if (v === undefined || v === null) return fallback;
+  if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) throw invalid(`${name} must be an integer from ${min} to ${max}`);
+  return v as number;
+}

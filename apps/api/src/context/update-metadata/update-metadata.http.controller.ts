@@ -1,0 +1,63 @@
+import { Body, Controller, Inject, Param, Patch, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { normalizeDocumentAcl } from '../../../../../libs/domain/src/acl';
+import { invalid } from '../../../../../libs/domain/src/errors';
+import { decideItem } from '../../../../../libs/domain/src/items/item.decider';
+import { parseAdditionalMetadata, parseMetadataString } from '../../../../../libs/domain/src/items/item-input';
+import { validateMetadata } from '../../../../../libs/domain/src/metadata-schema';
+import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { decideOnItem } from '../../../../worker/src/item-stream';
+import { authOf } from '../../http/auth.hook';
+import { commandContext } from '../../http/command-context';
+import { contextOf } from '../../http/request-context';
+import { readScope } from '../../http/scope';
+import { INFRASTRUCTURE } from '../../tokens';
+import type { Infrastructure } from '../../infrastructure';
+import { findItem, itemView, parseStoreType } from '../item-view';
+
+const FIELDS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'type', 'metadata', 'additional_metadata', 'title', 'acl']);
+
+@ApiTags('context')
+@Controller()
+export class UpdateMetadataController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  @Patch('context/:id/metadata')
+  @ApiOperation({
+    summary:
+      'Edit an item: metadata (schema fields), additional_metadata, title, acl. Only the fields sent change; acl: a list replaces the stored ACL exactly, [] or null revokes. `collection` selects the item (default collection when omitted).',
+  })
+  async update(@Req() req: FastifyRequest, @Param('id') id: string, @Body() body: Record<string, unknown> | undefined) {
+    const input = body ?? {};
+    if (typeof input !== 'object' || Array.isArray(input)) throw invalid('body must be a JSON object');
+    for (const k of Object.keys(input)) if (!FIELDS.has(k)) throw invalid(`${k} is not an editable field (metadata, additional_metadata, title, acl)`);
+    const ctx = contextOf(req);
+    const scope = readScope(ctx, input, { requireDatabase: true });
+    const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
+    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
+    const item = await findItem(this.infra.ds, db.id, collection, id, parseStoreType(input.type));
+
+    let metadata: Record<string, unknown> | undefined;
+    if (input.metadata !== undefined) {
+      metadata = typeof input.metadata === 'string' ? parseMetadataString(input.metadata, 'metadata') : (parseAdditionalMetadata(input.metadata, 'metadata') as Record<string, unknown>);
+      validateMetadata(db.metadataSchema, metadata, 'metadata');
+      metadata = { ...item.metadata, ...metadata };
+    }
+    const additionalMetadata = input.additional_metadata !== undefined ? { ...item.additional_metadata, ...parseAdditionalMetadata(input.additional_metadata, 'additional_metadata') } : undefined;
+    if (input.title !== undefined && input.title !== null && typeof input.title !== 'string') throw invalid('title must be a string');
+    // acl: key absent = untouched; a list replaces exactly; [] or null revokes (stored as __private__).
+    const acl = 'acl' in input ? normalizeDocumentAcl(input.acl, true, 'acl') : undefined;
+    if (metadata === undefined && additionalMetadata === undefined && input.title === undefined && acl === undefined) throw invalid('nothing to update: send metadata, additional_metadata, title or acl');
+
+    const ids = { databaseId: db.id, itemKey: item.item_key, itemId: item.item_id, collection: item.collection, store: item.store };
+    const position = await decideOnItem(this.infra.store, commandContext(req), db.id, item.item_key, (state) =>
+      decideItem({ type: 'UpdateMetadata', ids, metadata, additionalMetadata, title: input.title as string | null | undefined, acl }, state),
+    );
+    // Visible to the very next request: the read model (authoritative check, so a revocation can never leak)
+    // and the search index (which pre-filters, so a grant or a new metadata value is found too).
+    if (position !== null) await this.infra.runner.waitFor(position, ['items', 'search-index'], this.infra.config.projectionWaitMs);
+    ctx.scope.collection = collection;
+    return itemView(await findItem(this.infra.ds, db.id, collection, id, item.store));
+  }
+}
