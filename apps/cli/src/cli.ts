@@ -4,6 +4,11 @@ import { configFromEnv } from '../../api/src/config';
 import { Infrastructure } from '../../api/src/infrastructure';
 import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-postgres';
 import { verifyProjection } from '../../../libs/persistence/src/projection-verifier';
+import { rebuildSearchIndex, verifySearchIndex } from '../../worker/src/search/search-index-rebuild';
+import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
+
+/** The search index is rebuilt by generation swap rather than in a Postgres transaction. */
+const SEARCH_INDEX = 'search-index';
 
 export interface CliIo {
   out(line: string): void;
@@ -80,8 +85,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .description('rebuild a read model (or all) from the whole log, atomically')
     .action(async (name: string) => {
       const i = await open();
-      const names = name === 'all' ? i.runner.readModels.map((p) => p.name) : [name];
+      const names = name === 'all' ? [...i.runner.readModels.map((p) => p.name), SEARCH_INDEX] : [name];
       for (const n of names) {
+        if (n === SEARCH_INDEX) {
+          const r = await rebuildSearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.embedder));
+          io.out(`${n}: rebuilt ${r.indexes} index(es) from ${r.events} events up to position ${r.position} in ${r.ms} ms (${Math.round((r.events / Math.max(1, r.ms)) * 1000)} events/s)`);
+          continue;
+        }
         const bar = io.progress ? new SingleBar({ format: `${n.padEnd(20)} [{bar}] {value}/{total} positions`, hideCursor: true }, Presets.shades_classic) : undefined;
         bar?.start(Math.max(1, await i.store.headPosition()), 0);
         const r = await i.runner.rebuild(n, (p, head) => {
@@ -97,8 +107,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .description('rebuild into a shadow schema and compare with the live read model')
     .action(async (name: string) => {
       const i = await open();
-      const names = name === 'all' ? i.runner.readModels.map((p) => p.name) : [name];
+      const names = name === 'all' ? [...i.runner.readModels.map((p) => p.name), SEARCH_INDEX] : [name];
       for (const n of names) {
+        if (n === SEARCH_INDEX) {
+          const r = await verifySearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.embedder));
+          if (r.equal) io.out(`${n}: equal at position ${r.position} (${r.indexes.map((x) => `${x.key} ${x.chunks} chunks`).join(', ') || 'no indexes'})`);
+          else {
+            code = 1;
+            const d = r.firstDifference!;
+            io.out(`${n}: DIFFERENT at position ${r.position}: first difference in ${d.index} chunk ${d.chunkId}\n  live:    ${d.live?.slice(0, 300)}\n  rebuilt: ${d.rebuilt?.slice(0, 300)}`);
+          }
+          continue;
+        }
         const r = await verifyProjection(i.runner, i.ds, i.config.databaseUrl, n);
         if (r.equal) io.out(`${n}: equal at position ${r.position} (${r.tables.map((t) => `${t.table} ${t.rows} rows ${t.live}`).join(', ')})`);
         else {

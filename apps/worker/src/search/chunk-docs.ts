@@ -40,7 +40,11 @@ function scalars(record: Record<string, unknown>): Record<string, Scalar> {
 
 const ms = (v: string | Date | null) => (v === null ? null : new Date(v).getTime());
 
-export function chunkDocs(item: IndexedItem, chunks: StoredChunk[], vectors: Float32Array[], version: number): ChunkDoc[] {
+/**
+ * `version` and `writtenAt` come from the event that wrote the chunks (never from the clock or from read-model
+ * columns that later status changes move), so a rebuild reproduces every field.
+ */
+export function chunkDocs(item: IndexedItem, chunks: StoredChunk[], vectors: Float32Array[], version: number, writtenAt: string): ChunkDoc[] {
   return chunks.map((c, i) => ({
     chunkId: chunkIdFor(item.item_key, c.index),
     itemId: item.item_key,
@@ -55,7 +59,7 @@ export function chunkDocs(item: IndexedItem, chunks: StoredChunk[], vectors: Flo
     sourceType: item.source_type,
     isApp: item.kind === 'app' || typeof item.additional_metadata?.connector_id === 'string',
     createdAt: ms(item.created_at)!,
-    updatedAt: ms(item.updated_at)!,
+    updatedAt: ms(writtenAt)!,
     expiresAt: ms(item.expires_at),
     version,
   }));

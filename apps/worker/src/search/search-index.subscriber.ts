@@ -49,7 +49,7 @@ export class SearchIndexSubscriber implements Processor {
     if (!name) return; // database gone
     const chunks: StoredChunk[] = JSON.parse((await this.blobs.get(d.databaseId, chunksSha256)).toString('utf8'));
     const vectors = chunks.length ? await this.embedder.embed(chunks.map(embeddingText)) : [];
-    await this.catalog.index.upsert(name, chunkDocs(item, chunks, vectors, event.position));
+    await this.catalog.index.upsert(name, chunkDocs(item, chunks, vectors, event.position, event.metadata.occurredAt));
     // Chunks of earlier versions beyond the new chunk count.
     await this.catalog.index.deleteItems(name, [d.itemKey], event.position - 1);
   }
