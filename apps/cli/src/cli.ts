@@ -6,6 +6,7 @@ import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-po
 import { verifyProjection } from '../../../libs/persistence/src/projection-verifier';
 import { rebuildSearchIndex, verifySearchIndex } from '../../worker/src/search/search-index-rebuild';
 import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
+import { aclHistory, visibleAt } from './audit';
 
 /** The search index is rebuilt by generation swap rather than in a Postgres transaction. */
 const SEARCH_INDEX = 'search-index';
@@ -127,6 +128,44 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           io.out(`${n}: DIFFERENT at position ${r.position}: first difference in ${d.table} row ${d.index}\n  live:    ${d.live}\n  rebuilt: ${d.rebuilt}`);
         }
       }
+    });
+
+  const audit = program.command('audit').description('answers from the event log: who could see what, when');
+  const resolveDb = async (o: { database: string; org: string }) => {
+    const i = await open();
+    const db = /^[0-9a-f-]{36}$/.test(o.database) ? { id: o.database } : await i.directory.find(o.org, o.database);
+    if (!db) throw new Error(`database ${o.database} not found in organization ${o.org}`);
+    return { i, databaseId: db.id };
+  };
+  audit
+    .command('acl <item-id>')
+    .description('every ACL change of an item: time, position, actor, request id')
+    .requiredOption('--database <name-or-id>', 'database of the item')
+    .option('--collection <name>', 'collection of the item', 'default')
+    .option('--org <org>', 'organization (to resolve --database by name)', 'default')
+    .action(async (itemId: string, o: { database: string; collection: string; org: string }) => {
+      const { i, databaseId } = await resolveDb(o);
+      const history = await aclHistory(i.store, databaseId, o.collection, itemId);
+      if (!history.length) {
+        io.err(`no item ${itemId} in collection ${o.collection}`);
+        code = 1;
+      }
+      for (const h of history) io.out(JSON.stringify(h));
+    });
+  audit
+    .command('visible <item-id>')
+    .description('could a principal see the item at a moment, and by which rule')
+    .requiredOption('--database <name-or-id>', 'database of the item')
+    .requiredOption('--principal <principal>', 'an email or principal (as a query acl entry)')
+    .option('--at <time>', 'RFC 3339 time (default: now)')
+    .option('--collection <name>', 'collection of the item', 'default')
+    .option('--org <org>', 'organization (to resolve --database by name)', 'default')
+    .action(async (itemId: string, o: { database: string; principal: string; at?: string; collection: string; org: string }) => {
+      const { i, databaseId } = await resolveDb(o);
+      const at = o.at ? new Date(o.at) : new Date();
+      if (Number.isNaN(at.getTime())) throw new Error(`--at ${o.at} is not a time`);
+      const v = await visibleAt(i.store, databaseId, o.collection, itemId, o.principal, at);
+      io.out(JSON.stringify({ item: itemId, principal: o.principal, at: at.toISOString(), ...v }));
     });
 
   program

@@ -33,7 +33,11 @@ export function normalizePrincipal(raw: unknown, field: string): string {
     if (!GROUP.test(p)) throw invalid(`${field} '${raw}' is not group:<provider>:<id>`);
     return p;
   }
-  if (EMAIL.test(p)) return `user_email:${p}`;
+  if (EMAIL.test(p)) {
+    // The limit holds for the stored form too.
+    if (p.length + 'user_email:'.length > MAX_PRINCIPAL_LENGTH) throw invalid(`${field} is longer than ${MAX_PRINCIPAL_LENGTH} characters once stored as user_email:<email>`);
+    return `user_email:${p}`;
+  }
   throw invalid(`${field} '${raw}' is not a principal (user_email:<email>, an email, domain:<domain>, group:<provider>:<id>, __public__, __private__)`);
 }
 
@@ -84,4 +88,24 @@ export function isVisible(stored: string[] | undefined | null, caller: string[] 
   if (stored === undefined || stored === null || stored.length === 0) return true;
   if (stored.includes(PUBLIC)) return true;
   return stored.some((p) => p !== PRIVATE && caller.includes(p));
+}
+
+export interface VisibilityVerdict {
+  visible: boolean;
+  /** the spec rule that decided */
+  rule: string;
+  /** the caller principal that matched, when one did */
+  matched?: string;
+}
+
+/** Like isVisible, but says which rule decided (for `crs audit visible`). */
+export function explainVisibility(stored: string[] | undefined | null, caller: string[] | null): VisibilityVerdict {
+  if (caller === null) return { visible: true, rule: 'rule 6/8: the query declares no acl (or ["*"]), so no filtering applies' };
+  if (stored === undefined || stored === null) return { visible: true, rule: 'rule 4: the document has no acl (unrestricted)' };
+  if (stored.length === 0) return { visible: true, rule: 'rule 7: the stored acl is empty' };
+  if (stored.includes(PUBLIC)) return { visible: true, rule: 'rule 2/7: the document is __public__', matched: PUBLIC };
+  if (stored.length === 1 && stored[0] === PRIVATE) return { visible: false, rule: 'rule 3/4: the document is __private__ (nobody)' };
+  const hit = stored.find((p) => caller.includes(p));
+  if (hit) return { visible: true, rule: hit.startsWith('domain:') ? 'rule 7: the caller email is under a listed domain' : 'rule 7: the acl lists one of the caller principals', matched: hit };
+  return { visible: false, rule: 'rule 7: no caller principal is in the acl (unrecognized entries match only public content, rule 9)' };
 }
