@@ -1,0 +1,184 @@
+import {
+  Bool,
+  type Data,
+  type DataType,
+  Field,
+  FixedSizeList,
+  Float32,
+  Int64,
+  List,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table as ArrowTable,
+  Utf8,
+  type Vector,
+  vectorFromArray,
+} from 'apache-arrow';
+import { chunkFilterTokens } from './metadata-filter-tokens';
+import { type Candidate, type ChunkDoc, SearchIndexError, type Store } from './search-index.port';
+
+/**
+ * The LanceDB table layout of chunks, and the conversions between ChunkDoc and Arrow.
+ * Writes are built column by column: about six times faster than LanceDB's row-wise makeArrowTable.
+ */
+
+/** Title and text in one column, so `and` and `phrase` apply to the chunk as a whole with one FTS index. */
+export const FTS_COLUMN = 'fts_text';
+
+/** Every column but the vector and the FTS copy: what a search candidate carries. */
+export const DOC_COLUMNS = [
+  'chunk_id',
+  'item_id',
+  'store',
+  'collection',
+  'title',
+  'text',
+  'principals',
+  'metadata_json',
+  'additional_metadata_json',
+  'source_type',
+  'is_app',
+  'created_at',
+  'updated_at',
+  'expires_at',
+  'version',
+];
+
+export function chunkTableSchema(dimensions: number): Schema {
+  return new Schema([
+    new Field('chunk_id', new Utf8(), false),
+    new Field('item_id', new Utf8(), false),
+    new Field('store', new Utf8(), false),
+    new Field('collection', new Utf8(), false),
+    new Field('title', new Utf8(), true),
+    new Field('text', new Utf8(), false),
+    new Field(FTS_COLUMN, new Utf8(), false),
+    new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false),
+    new Field('principals', new List(new Field('item', new Utf8(), true)), true),
+    // JSON for an exact round-trip of metadata...
+    new Field('metadata_json', new Utf8(), false),
+    new Field('additional_metadata_json', new Utf8(), false),
+    // ...and `m:<key>=<json>` / `a:<key>=<json>` tokens to filter on arbitrary keys without schema changes.
+    new Field('filter_kv', new List(new Field('item', new Utf8(), true)), false),
+    new Field('source_type', new Utf8(), true),
+    new Field('is_app', new Bool(), false),
+    new Field('created_at', new Int64(), false),
+    new Field('updated_at', new Int64(), false),
+    new Field('expires_at', new Int64(), true),
+    new Field('version', new Int64(), false),
+  ]);
+}
+
+export function vectorDimensions(schema: Schema): number {
+  const type = schema.fields.find((f) => f.name === 'vector')?.type;
+  if (!(type instanceof FixedSizeList)) throw new Error('search index table has no fixed-size vector column');
+  return type.listSize;
+}
+
+/** One record batch of chunks, in the column order of chunkTableSchema(dimensions). */
+export function chunksToArrow(docs: ChunkDoc[], dimensions: number): ArrowTable {
+  const schema = chunkTableSchema(dimensions);
+  const vectors = new Float32Array(docs.length * dimensions);
+  docs.forEach((doc, i) => {
+    if (doc.vector.length !== dimensions) {
+      throw new SearchIndexError(
+        'dimension_mismatch',
+        `chunk ${doc.chunkId} has a ${doc.vector.length}-dimensional vector, the index has ${dimensions}`,
+      );
+    }
+    vectors.set(doc.vector, i * dimensions);
+  });
+  const column = (type: DataType, values: unknown[]): Data => vectorFromArray(values, type).data[0];
+  const int64 = (type: DataType, values: (number | null)[], what: string) =>
+    column(
+      type,
+      values.map((v) => (v === null ? null : BigInt(integer(v, what)))),
+    );
+  const byName: Record<string, (type: DataType) => Data> = {
+    chunk_id: (t) => column(t, docs.map((d) => d.chunkId)),
+    item_id: (t) => column(t, docs.map((d) => d.itemId)),
+    store: (t) => column(t, docs.map((d) => d.store)),
+    collection: (t) => column(t, docs.map((d) => d.collection)),
+    title: (t) => column(t, docs.map((d) => d.title)),
+    text: (t) => column(t, docs.map((d) => d.text)),
+    [FTS_COLUMN]: (t) => column(t, docs.map((d) => (d.title ? `${d.title}\n${d.text}` : d.text))),
+    vector: (t) =>
+      makeData({
+        type: t as FixedSizeList<Float32>,
+        length: docs.length,
+        nullCount: 0,
+        child: makeData({ type: new Float32(), length: vectors.length, data: vectors }),
+      }),
+    principals: (t) => column(t, docs.map((d) => d.principals)),
+    metadata_json: (t) => column(t, docs.map((d) => JSON.stringify(d.metadata))),
+    additional_metadata_json: (t) => column(t, docs.map((d) => JSON.stringify(d.additionalMetadata))),
+    filter_kv: (t) => column(t, docs.map(chunkFilterTokens)),
+    source_type: (t) => column(t, docs.map((d) => d.sourceType)),
+    is_app: (t) => column(t, docs.map((d) => d.isApp)),
+    created_at: (t) => int64(t, docs.map((d) => d.createdAt), 'createdAt'),
+    updated_at: (t) => int64(t, docs.map((d) => d.updatedAt), 'updatedAt'),
+    expires_at: (t) => int64(t, docs.map((d) => d.expiresAt), 'expiresAt'),
+    version: (t) => int64(t, docs.map((d) => d.version), 'version'),
+  };
+  const children = schema.fields.map((field) => byName[field.name](field.type));
+  const batch = new RecordBatch(
+    schema,
+    makeData({ type: new Struct(schema.fields), length: docs.length, nullCount: 0, children }),
+  );
+  return new ArrowTable([batch]);
+}
+
+export function toCandidates(result: ArrowTable, score: (row: number) => number): Candidate[] {
+  return docsWithoutVector(result).map((doc, i) => ({ chunkId: doc.chunkId, itemId: doc.itemId, score: score(i), doc }));
+}
+
+export function toChunkDocs(result: ArrowTable): ChunkDoc[] {
+  if (result.numRows === 0) return [];
+  const vectors = column(result, 'vector');
+  return docsWithoutVector(result).map((doc, i) => {
+    // Copy: a row's values are a view into the whole batch's buffer.
+    const vector = Float32Array.from((vectors.get(i) as Vector<Float32>).toArray());
+    return { ...doc, vector };
+  });
+}
+
+function docsWithoutVector(result: ArrowTable): Omit<ChunkDoc, 'vector'>[] {
+  if (result.numRows === 0) return []; // an empty result may come back without columns
+  const c = Object.fromEntries(DOC_COLUMNS.map((name) => [name, column(result, name)]));
+  const docs: Omit<ChunkDoc, 'vector'>[] = [];
+  for (let i = 0; i < result.numRows; i++) {
+    const principals = c.principals.get(i) as Vector | null;
+    const expiresAt = c.expires_at.get(i) as bigint | null;
+    docs.push({
+      chunkId: c.chunk_id.get(i),
+      itemId: c.item_id.get(i),
+      store: c.store.get(i) as Store,
+      collection: c.collection.get(i),
+      title: c.title.get(i) ?? null,
+      text: c.text.get(i),
+      principals: principals === null ? null : (principals.toArray() as string[]),
+      metadata: JSON.parse(c.metadata_json.get(i)),
+      additionalMetadata: JSON.parse(c.additional_metadata_json.get(i)),
+      sourceType: c.source_type.get(i) ?? null,
+      isApp: Boolean(c.is_app.get(i)),
+      createdAt: Number(c.created_at.get(i)),
+      updatedAt: Number(c.updated_at.get(i)),
+      expiresAt: expiresAt === null ? null : Number(expiresAt),
+      version: Number(c.version.get(i)),
+    });
+  }
+  return docs;
+}
+
+function column(result: ArrowTable, name: string): Vector {
+  const child = result.getChild(name);
+  if (!child) throw new Error(`LanceDB result has no column ${name}`);
+  return child;
+}
+
+function integer(value: number, what: string): number {
+  if (!Number.isSafeInteger(value)) throw new SearchIndexError('invalid_argument', `${what} must be an integer, got ${value}`);
+  return value;
+}

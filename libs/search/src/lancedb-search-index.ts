@@ -1,0 +1,462 @@
+import { connect, type Connection, Index, MatchQuery, Operator, PhraseQuery, type Table } from '@lancedb/lancedb';
+import { assertValidIndexName } from './index-name';
+import {
+  chunksToArrow,
+  chunkTableSchema,
+  DOC_COLUMNS,
+  FTS_COLUMN,
+  toCandidates,
+  toChunkDocs,
+  vectorDimensions,
+} from './lancedb-chunk-table';
+import { lanceWhere, sqlIn, sqlInteger } from './lancedb-where';
+import {
+  type Candidate,
+  type ChunkDoc,
+  type KeywordOperator,
+  type SearchFilter,
+  type SearchIndex,
+  SearchIndexError,
+} from './search-index.port';
+
+export interface LanceDbSearchIndexOptions {
+  /** Directory holding one LanceDB table per physical index. */
+  dir: string;
+  /** English stemming in the full-text index (default true). Applies to indexes created from now on. */
+  ftsStemming?: boolean;
+  /**
+   * How stale a read may be with respect to writes made by other processes (or other instances on the
+   * same directory), in seconds. Default 0: every read checks for a newer table version (measured cost
+   * ~0.5 ms per query). null: never check (only this instance's own writes are seen).
+   */
+  readConsistencyIntervalSeconds?: number | null;
+  /** Row count from which an IVF_FLAT (cosine) vector index is built; below it search is exact. Default 50 000. 0 disables. */
+  vectorIndexThreshold?: number;
+  /**
+   * Delay before the background optimize that folds new rows into the engine indexes after writes.
+   * Throttled to at most one run per max(delay, 2 × last run's duration). Default 1000 ms; negative disables.
+   */
+  indexRefreshDelayMs?: number;
+  /** Table versions older than this are removed by optimize. Default 1 hour. */
+  versionRetentionMs?: number;
+  /** Where background maintenance errors go (default console.warn); they never fail a caller. */
+  onBackgroundError?: (error: unknown, indexName: string) => void;
+}
+
+const FTS_INDEX = `${FTS_COLUMN}_idx`;
+const VECTOR_INDEX = 'vector_idx';
+/** Rows per merge-insert, so one call never materialises an unbounded batch. */
+const UPSERT_SLICE = 5000;
+/** Ids per `IN (...)` list. */
+const ID_BATCH = 1000;
+
+interface OpenTable {
+  readonly name: string;
+  readonly table: Table;
+  readonly dimensions: number;
+  /** Tail of this table's write queue: writes and maintenance run one at a time, reads never wait. */
+  writes: Promise<unknown>;
+  refreshTimer?: NodeJS.Timeout;
+  lastRefreshMs: number;
+  hasVectorIndex: boolean;
+}
+
+/**
+ * The embedded engine: one LanceDB table per physical index, native BM25 full-text search
+ * (English stemming and stop words) and exact cosine vector search (IVF_FLAT past a size threshold).
+ *
+ * Freshness: writes schedule a background optimize that folds new rows into the engine indexes; until
+ * then match queries scan the new rows flat, and the cases LanceDB gets wrong fold them first
+ * (see prepareKeywordIndex).
+ */
+export class LanceDbSearchIndex implements SearchIndex {
+  readonly engine = 'lancedb' as const;
+
+  private readonly stem: boolean;
+  private readonly vectorIndexThreshold: number;
+  private readonly refreshDelayMs: number;
+  private readonly versionRetentionMs: number;
+  private readonly onBackgroundError: (error: unknown, indexName: string) => void;
+  private connection?: Promise<Connection>;
+  private readonly tables = new Map<string, Promise<OpenTable>>();
+  private readonly creating = new Map<string, Promise<void>>();
+  private closed = false;
+
+  constructor(private readonly options: LanceDbSearchIndexOptions) {
+    this.stem = options.ftsStemming ?? true;
+    this.vectorIndexThreshold = options.vectorIndexThreshold ?? 50_000;
+    this.refreshDelayMs = options.indexRefreshDelayMs ?? 1000;
+    this.versionRetentionMs = options.versionRetentionMs ?? 60 * 60 * 1000;
+    this.onBackgroundError =
+      options.onBackgroundError ??
+      ((error, indexName) => console.warn(`search index ${indexName}: background maintenance failed`, error));
+  }
+
+  async createIndex(indexName: string, opts: { dimensions: number }): Promise<void> {
+    assertValidIndexName(indexName);
+    if (!Number.isSafeInteger(opts.dimensions) || opts.dimensions <= 0) {
+      throw new SearchIndexError('invalid_argument', `dimensions must be a positive integer, got ${opts.dimensions}`);
+    }
+    // Concurrent creations of one table conflict inside LanceDB (create vs. index commits): queue them
+    // in this process, and retry the idempotent steps when another process raced us.
+    const previous = this.creating.get(indexName) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.createTable(indexName, opts.dimensions);
+        } catch (error) {
+          if (error instanceof SearchIndexError || attempt === 3) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+        }
+      }
+    });
+    this.creating.set(indexName, run);
+    try {
+      await run;
+    } finally {
+      if (this.creating.get(indexName) === run) this.creating.delete(indexName);
+    }
+  }
+
+  async dropIndex(indexName: string): Promise<void> {
+    assertValidIndexName(indexName);
+    const cached = this.tables.get(indexName);
+    this.tables.delete(indexName);
+    if (cached) {
+      const open = await cached.catch(() => undefined);
+      if (open) {
+        clearTimeout(open.refreshTimer);
+        await open.writes;
+        open.table.close();
+      }
+    }
+    if (await this.indexExists(indexName)) await (await this.db()).dropTable(indexName);
+  }
+
+  async indexExists(indexName: string): Promise<boolean> {
+    assertValidIndexName(indexName);
+    const names = await (await this.db()).tableNames();
+    return names.includes(indexName);
+  }
+
+  async upsert(indexName: string, docs: ChunkDoc[]): Promise<void> {
+    assertValidIndexName(indexName);
+    if (docs.length === 0) return;
+    const open = await this.open(indexName);
+    const newest = newestPerChunk(docs);
+    const slices: ReturnType<typeof chunksToArrow>[] = [];
+    for (let start = 0; start < newest.length; start += UPSERT_SLICE) {
+      slices.push(chunksToArrow(newest.slice(start, start + UPSERT_SLICE), open.dimensions));
+    }
+    await this.serialized(open, async () => {
+      for (const slice of slices) {
+        await open.table
+          .mergeInsert('chunk_id')
+          // Equal versions replace (a redelivered event is identical); older ones never do.
+          .whenMatchedUpdateAll({ where: 'target.version <= source.version' })
+          .whenNotMatchedInsertAll()
+          .execute(slice);
+      }
+    });
+    this.scheduleRefresh(open);
+  }
+
+  async deleteItems(indexName: string, itemIds: string[], version: number): Promise<void> {
+    const open = await this.openIfExists(indexName);
+    if (!open || itemIds.length === 0) return;
+    const maxVersion = sqlInteger(version, 'version');
+    await this.serialized(open, async () => {
+      for (let start = 0; start < itemIds.length; start += ID_BATCH) {
+        await open.table.delete(`${sqlIn('item_id', itemIds.slice(start, start + ID_BATCH))} AND version <= ${maxVersion}`);
+      }
+    });
+    this.scheduleRefresh(open);
+  }
+
+  async deleteWhere(indexName: string, filter: Pick<SearchFilter, 'collections' | 'itemIds'>): Promise<void> {
+    assertValidIndexName(indexName);
+    if (filter.collections === undefined && filter.itemIds === undefined) {
+      throw new SearchIndexError('invalid_argument', 'deleteWhere needs collections or itemIds (use dropIndex to empty an index)');
+    }
+    if (filter.collections?.length === 0 || filter.itemIds?.length === 0) return;
+    const open = await this.openIfExists(indexName);
+    if (!open) return;
+    const predicate = lanceWhere({ collections: filter.collections, itemIds: filter.itemIds });
+    if (!predicate) return;
+    await this.serialized(open, () => open.table.delete(predicate));
+    this.scheduleRefresh(open);
+  }
+
+  async keywordSearch(
+    indexName: string,
+    query: string,
+    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+  ): Promise<Candidate[]> {
+    const open = await this.open(indexName);
+    const text = query.trim();
+    if (text === '' || opts.limit <= 0) return [];
+    const operator = opts.operator ?? 'or';
+    await this.prepareKeywordIndex(open, operator);
+    const ftsQuery =
+      operator === 'phrase'
+        ? new PhraseQuery(text, FTS_COLUMN)
+        : new MatchQuery(text, FTS_COLUMN, { operator: operator === 'and' ? Operator.And : Operator.Or });
+    // `where` on a full-text query is a prefilter in LanceDB 0.37 (verified by the contract suite).
+    const search = open.table.query().fullTextSearch(ftsQuery).select([...DOC_COLUMNS, '_score']).limit(opts.limit);
+    const where = lanceWhere(opts.filter);
+    if (where) search.where(where);
+    const result = await search.toArrow();
+    return toCandidates(result, (i) => Number(result.getChild('_score')!.get(i)));
+  }
+
+  async vectorSearch(
+    indexName: string,
+    vector: Float32Array | number[],
+    opts: { limit: number; filter?: SearchFilter },
+  ): Promise<Candidate[]> {
+    const open = await this.open(indexName);
+    assertDimensions(vector, open);
+    if (opts.limit <= 0) return [];
+    const search = open.table
+      .vectorSearch(Float32Array.from(vector))
+      .distanceType('cosine')
+      .select([...DOC_COLUMNS, '_distance'])
+      .limit(opts.limit);
+    const where = lanceWhere(opts.filter);
+    if (where) search.where(where); // prefilter (LanceDB's default for vector queries)
+    const result = await search.toArrow();
+    return toCandidates(result, (i) => 1 - Number(result.getChild('_distance')!.get(i)));
+  }
+
+  async getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]> {
+    const open = await this.open(indexName);
+    const wanted = [...new Set(chunkIds)];
+    const found = new Map<string, ChunkDoc>();
+    for (let start = 0; start < wanted.length; start += ID_BATCH) {
+      const result = await open.table
+        .query()
+        .where(sqlIn('chunk_id', wanted.slice(start, start + ID_BATCH)))
+        .select([...DOC_COLUMNS, 'vector'])
+        .toArrow();
+      for (const doc of toChunkDocs(result)) found.set(doc.chunkId, doc);
+    }
+    return chunkIds.flatMap((id) => {
+      const doc = found.get(id);
+      return doc ? [doc] : [];
+    });
+  }
+
+  async listChunks(
+    indexName: string,
+    opts: { filter?: SearchFilter; limit?: number; offset?: number } = {},
+  ): Promise<ChunkDoc[]> {
+    const open = await this.open(indexName);
+    if (opts.limit !== undefined && opts.limit <= 0) return [];
+    const listing = open.table
+      .query()
+      .select([...DOC_COLUMNS, 'vector'])
+      .orderBy({ columnName: 'chunk_id', ascending: true });
+    const where = lanceWhere(opts.filter);
+    if (where) listing.where(where);
+    if (opts.offset) listing.offset(opts.offset);
+    if (opts.limit !== undefined) listing.limit(opts.limit);
+    return toChunkDocs(await listing.toArrow());
+  }
+
+  async count(indexName: string, filter?: SearchFilter): Promise<number> {
+    const open = await this.open(indexName);
+    return open.table.countRows(lanceWhere(filter));
+  }
+
+  async optimize(indexName: string): Promise<void> {
+    const open = await this.open(indexName);
+    clearTimeout(open.refreshTimer);
+    open.refreshTimer = undefined;
+    await this.refresh(open);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const tables = [...this.tables.values()];
+    this.tables.clear();
+    for (const pending of tables) {
+      const open = await pending.catch(() => undefined);
+      if (!open) continue;
+      clearTimeout(open.refreshTimer);
+      await open.writes;
+      open.table.close();
+    }
+    if (this.connection) (await this.connection).close();
+  }
+
+  private db(): Promise<Connection> {
+    if (this.closed) return Promise.reject(new Error('LanceDbSearchIndex is closed'));
+    const interval =
+      this.options.readConsistencyIntervalSeconds === undefined ? 0 : this.options.readConsistencyIntervalSeconds;
+    this.connection ??= connect(this.options.dir, interval === null ? {} : { readConsistencyInterval: interval });
+    return this.connection;
+  }
+
+  /** The cached handle of an existing table (SearchIndexError index_not_found otherwise). */
+  private async open(indexName: string): Promise<OpenTable> {
+    assertValidIndexName(indexName);
+    let pending = this.tables.get(indexName);
+    if (!pending) {
+      pending = this.load(indexName);
+      this.tables.set(indexName, pending);
+      pending.catch(() => this.tables.get(indexName) === pending && this.tables.delete(indexName));
+    }
+    return pending;
+  }
+
+  private async openIfExists(indexName: string): Promise<OpenTable | undefined> {
+    try {
+      return await this.open(indexName);
+    } catch (error) {
+      if (error instanceof SearchIndexError && error.code === 'index_not_found') return undefined;
+      throw error;
+    }
+  }
+
+  private async load(indexName: string): Promise<OpenTable> {
+    if (!(await this.indexExists(indexName))) {
+      throw new SearchIndexError('index_not_found', `search index ${indexName} does not exist`);
+    }
+    const table = await (await this.db()).openTable(indexName);
+    return {
+      name: indexName,
+      table,
+      dimensions: vectorDimensions(await table.schema()),
+      writes: Promise.resolve(),
+      lastRefreshMs: 0,
+      hasVectorIndex: await hasIndex(table, VECTOR_INDEX),
+    };
+  }
+
+  private async createTable(indexName: string, dimensions: number): Promise<void> {
+    const db = await this.db();
+    const existed = await this.indexExists(indexName);
+    // existOk covers a concurrent creator; an existing table is opened, not re-created with another schema.
+    const table = existed
+      ? await db.openTable(indexName)
+      : await db.createEmptyTable(indexName, chunkTableSchema(dimensions), { mode: 'create', existOk: true });
+    try {
+      const existing = vectorDimensions(await table.schema());
+      if (existing !== dimensions) {
+        throw new SearchIndexError(
+          'dimension_mismatch',
+          `search index ${indexName} exists with ${existing} dimensions, not ${dimensions}`,
+        );
+      }
+      if (!(await hasIndex(table, FTS_INDEX))) {
+        try {
+          await table.createIndex(FTS_COLUMN, {
+            config: Index.fts({
+              withPosition: true, // phrase queries
+              baseTokenizer: 'simple',
+              language: 'English',
+              stem: this.stem,
+              removeStopWords: true,
+              lowercase: true,
+              asciiFolding: true,
+            }),
+            replace: false,
+          });
+        } catch (error) {
+          if (!(await hasIndex(table, FTS_INDEX))) throw error; // else a concurrent creator won the race
+        }
+      }
+    } finally {
+      table.close();
+    }
+  }
+
+  /**
+   * Runs a write after the previous ones on this table. LanceDB retries concurrent commits itself,
+   * but two concurrent merge-inserts of the same new chunk id could both insert it; queueing rules that out.
+   */
+  private serialized<T>(open: OpenTable, write: () => Promise<T>): Promise<T> {
+    const run = open.writes.then(write);
+    open.writes = run.catch(() => undefined);
+    return run;
+  }
+
+  private scheduleRefresh(open: OpenTable): void {
+    if (this.closed || open.refreshTimer || this.refreshDelayMs < 0) return;
+    const delay = Math.max(this.refreshDelayMs, 2 * open.lastRefreshMs);
+    open.refreshTimer = setTimeout(() => {
+      open.refreshTimer = undefined;
+      if (this.closed || this.tables.get(open.name) === undefined) return;
+      this.refresh(open).catch((error) => this.onBackgroundError(error, open.name));
+    }, delay);
+    open.refreshTimer.unref();
+  }
+
+  /** Compaction, folding new rows into the FTS (and vector) index, pruning old versions; then the vector index threshold. */
+  private refresh(open: OpenTable): Promise<void> {
+    return this.serialized(open, async () => {
+      const started = Date.now();
+      await open.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.versionRetentionMs) });
+      await this.ensureVectorIndex(open);
+      open.lastRefreshMs = Date.now() - started;
+    });
+  }
+
+  /**
+   * LanceDB 0.37 answers a full-text query from the FTS index plus a flat scan of rows written since the
+   * index was last updated, merged and ranked together. Two cases are wrong, so rows are folded into the
+   * index first (a synchronous optimize, normally done by the background refresh already):
+   * - phrase queries do not scan unindexed rows at all;
+   * - while the index covers no row yet, the flat scan's first `limit` matches come back unranked.
+   */
+  private async prepareKeywordIndex(open: OpenTable, operator: KeywordOperator): Promise<void> {
+    const needsFold = (stats: { numIndexedRows: number; numUnindexedRows: number } | undefined) =>
+      stats !== undefined && stats.numUnindexedRows > 0 && (operator === 'phrase' || stats.numIndexedRows === 0);
+    if (!needsFold(await open.table.indexStats(FTS_INDEX))) return;
+    clearTimeout(open.refreshTimer);
+    open.refreshTimer = undefined;
+    await this.serialized(open, async () => {
+      // Another query may have folded them while this one waited.
+      if (!needsFold(await open.table.indexStats(FTS_INDEX))) return;
+      const started = Date.now();
+      await open.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.versionRetentionMs) });
+      open.lastRefreshMs = Date.now() - started;
+    }).catch((error) => this.onBackgroundError(error, open.name)); // search anyway: indexed rows still answer
+  }
+
+  private async ensureVectorIndex(open: OpenTable): Promise<void> {
+    if (open.hasVectorIndex || this.vectorIndexThreshold <= 0) return;
+    if ((await open.table.countRows()) < this.vectorIndexThreshold) return;
+    if (await hasIndex(open.table, VECTOR_INDEX)) {
+      open.hasVectorIndex = true; // built by another process
+      return;
+    }
+    // IVF_FLAT keeps exact vectors (no PQ quantisation); distances stay exact, recall depends on probes.
+    await open.table.createIndex('vector', { config: Index.ivfFlat({ distanceType: 'cosine' }) });
+    open.hasVectorIndex = true;
+  }
+}
+
+async function hasIndex(table: Table, name: string): Promise<boolean> {
+  return (await table.listIndices()).some((index) => index.name === name);
+}
+
+/** mergeInsert's behaviour with two source rows for one key is undefined: keep the newest (last on ties). */
+function newestPerChunk(docs: ChunkDoc[]): ChunkDoc[] {
+  const newest = new Map<string, ChunkDoc>();
+  for (const doc of docs) {
+    const seen = newest.get(doc.chunkId);
+    if (!seen || seen.version <= doc.version) newest.set(doc.chunkId, doc);
+  }
+  return [...newest.values()];
+}
+
+function assertDimensions(vector: Float32Array | number[], open: OpenTable): void {
+  if (vector.length !== open.dimensions) {
+    throw new SearchIndexError(
+      'dimension_mismatch',
+      `query vector has ${vector.length} dimensions, search index ${open.name} has ${open.dimensions}`,
+    );
+  }
+}

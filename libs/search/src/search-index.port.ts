@@ -1,0 +1,120 @@
+/**
+ * The search index port: keyword (BM25) and vector candidates over chunks, with filters.
+ * Two adapters: LanceDB (embedded default) and Elasticsearch (production).
+ * Both pass one contract suite (test/integration/search-index.contract.ts).
+ *
+ * Adapters return candidates with their raw engine score; fusion and ranking live in the domain.
+ */
+
+export type Store = 'knowledge' | 'memory';
+export type Scalar = string | number | boolean | null;
+
+export interface ChunkDoc {
+  /** Deterministic id, unique within a physical index. */
+  chunkId: string;
+  /** The ingested item (source) id. */
+  itemId: string;
+  store: Store;
+  collection: string;
+  title: string | null;
+  /** What is indexed for keyword search (together with the title) and returned. */
+  text: string;
+  vector: Float32Array | number[];
+  /** ACL principals; null = unrestricted (no ACL). An empty list is restricted to nobody. */
+  principals: string[] | null;
+  /** Database-schema metadata, filterable by exact value. */
+  metadata: Record<string, Scalar>;
+  /** Free-form, filterable by exact value (e.g. connector_id, resource_id). */
+  additionalMetadata: Record<string, Scalar>;
+  /** e.g. 'memory' | 'file' | 'app' */
+  sourceType: string | null;
+  /** Connector/app content (query_apps=false excludes it). */
+  isApp: boolean;
+  /** Epoch ms. */
+  createdAt: number;
+  updatedAt: number;
+  /** Epoch ms; expired chunks are never returned when filter.now is given. */
+  expiresAt: number | null;
+  /** Event log position; an upsert/delete with a lower version than stored must not win. */
+  version: number;
+}
+
+export interface SearchFilter {
+  /** Each list below: undefined = no constraint, [] = matches nothing. */
+  stores?: Store[];
+  collections?: string[];
+  itemIds?: string[];
+  /** Exclude chunks with expiresAt <= now. */
+  now?: number;
+  /** Default true; false excludes isApp chunks. */
+  includeApps?: boolean;
+  /**
+   * null/undefined = no ACL filtering. Otherwise keep chunks whose principals are null (unrestricted),
+   * contain PUBLIC_PRINCIPAL, or overlap this list.
+   */
+  principalsAny?: string[] | null;
+  /** Key → value (equality) or values (IN). Values compare by type: 1 does not match '1'. */
+  metadata?: Record<string, Scalar | Scalar[]>;
+  additionalMetadata?: Record<string, Scalar | Scalar[]>;
+}
+
+export interface Candidate {
+  chunkId: string;
+  itemId: string;
+  /** Raw engine score: BM25 for keyword search, cosine similarity (1 - cosine distance) for vector search. */
+  score: number;
+  doc: Omit<ChunkDoc, 'vector'>;
+}
+
+export type KeywordOperator = 'or' | 'and' | 'phrase';
+
+export interface SearchIndex {
+  readonly engine: 'lancedb' | 'elasticsearch';
+  /** Idempotent. Creating an existing index with other dimensions is an error. */
+  createIndex(indexName: string, opts: { dimensions: number }): Promise<void>;
+  /** Idempotent. */
+  dropIndex(indexName: string): Promise<void>;
+  indexExists(indexName: string): Promise<boolean>;
+  /** Insert or replace by chunkId; a doc whose version is lower than the stored one is ignored. */
+  upsert(indexName: string, docs: ChunkDoc[]): Promise<void>;
+  /** Removes all chunks of those items whose version is <= the given one (newer chunks are kept). */
+  deleteItems(indexName: string, itemIds: string[], version: number): Promise<void>;
+  /** At least one of collections/itemIds must be given; both given = both must match. */
+  deleteWhere(indexName: string, filter: Pick<SearchFilter, 'collections' | 'itemIds'>): Promise<void>;
+  /** Best first. `or` (default): any term; `and`: every (non stop word) term; `phrase`: the exact phrase. */
+  keywordSearch(
+    indexName: string,
+    query: string,
+    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+  ): Promise<Candidate[]>;
+  /** Nearest first, by cosine similarity. */
+  vectorSearch(
+    indexName: string,
+    vector: Float32Array | number[],
+    opts: { limit: number; filter?: SearchFilter },
+  ): Promise<Candidate[]>;
+  /** With vectors (Float32Array), in the order asked; unknown ids are skipped. */
+  getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]>;
+  /** Stable order by chunkId (byte order). */
+  listChunks(indexName: string, opts?: { filter?: SearchFilter; limit?: number; offset?: number }): Promise<ChunkDoc[]>;
+  count(indexName: string, filter?: SearchFilter): Promise<number>;
+  /** Compacts and brings every engine index up to date; loses nothing. */
+  optimize(indexName: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A principal that every caller holds: chunks carrying it are visible whatever principalsAny says. */
+export const PUBLIC_PRINCIPAL = '__public__';
+
+export type SearchIndexErrorCode = 'index_not_found' | 'invalid_argument' | 'dimension_mismatch';
+
+/** A typed error so callers can map it without parsing engine messages. */
+export class SearchIndexError extends Error {
+  constructor(
+    readonly code: SearchIndexErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SearchIndexError';
+  }
+}
