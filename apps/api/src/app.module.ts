@@ -17,9 +17,12 @@ import { UpdateMetadataController } from './context/update-metadata/update-metad
 import { ListContextController } from './context/list-context/list-context.http.controller';
 import { DeleteContextController } from './context/delete-context/delete-context.http.controller';
 import { AddMemoryController } from './context/ingest-context/add-memory.http.controller';
+import { GraphController } from './context/graph/graph.http.controller';
 import { DatabaseStatsController } from './databases/database-stats/database-stats.http.controller';
 import { QueryService } from './query/query.service';
 import { RetrievalService } from './query/retrieval.service';
+import { ThinkingService } from './query/thinking.service';
+import { GraphContextService } from './query/graph-context.service';
 import { Metrics } from './health/metrics';
 import { EnvelopeExceptionFilter } from './http/exception.filter';
 import { EnvelopeInterceptor } from './http/envelope.interceptor';
@@ -49,6 +52,7 @@ export class AppModule {
         DeleteContextController,
         AddMemoryController,
         DatabaseStatsController,
+        GraphController,
       ],
       providers: [
         { provide: INFRASTRUCTURE, useValue: infra },
@@ -66,6 +70,8 @@ export class AppModule {
         DatabaseCommands,
         IngestionService,
         RetrievalService,
+        ThinkingService,
+        GraphContextService,
         QueryService,
       ],
     };

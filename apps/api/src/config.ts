@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { EmbedderSpec } from '../../../libs/domain/src/events';
+import { parseRetrySchedule } from '../../../libs/domain/src/webhooks/delivery.decider';
 
 /** Every setting, read from the environment once. The README's configuration table mirrors this. */
 export interface AppConfig {
@@ -22,6 +23,23 @@ export interface AppConfig {
   embedder: EmbedderSpec;
   embeddings: { provider?: 'glove' | 'use' | 'openai'; url?: string; model?: string; apiKey?: string; dimensions?: number };
   pipeline: { concurrency: number; leaseMs: number; maxAttempts: number; pollMs: number; chunkTokens: number };
+  /** POST /feedback: submissions per organization per fixed window (docs/feedback.md). */
+  feedback: { rateLimit: number; rateWindowSeconds: number };
+  /** Webhook delivery (docs/webhooks.md). */
+  webhooks: {
+    /** Development and tests only: allow http:// and 127.0.0.1/::1 receivers. Off by default. */
+    allowLoopback: boolean;
+    /** AES-256-GCM key for signing secrets at rest (64 hex or base64 of 32 bytes); default: a key file under DATA_DIR. */
+    secretKey?: string;
+    timeoutMs: number;
+    /** Delays after the 1st, 2nd, ... failed attempt; attempts = length + 1. */
+    retryScheduleMs: number[];
+    /** Relative jitter applied to each delay (0.2 = +/-20 %). */
+    retryJitter: number;
+    leaseMs: number;
+    pollMs: number;
+    concurrency: number;
+  };
 }
 
 export const API_VERSION = '2.0.1';
@@ -54,5 +72,22 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
       pollMs: Number(env.PIPELINE_POLL_MS ?? 200),
       chunkTokens: Number(env.CHUNK_TOKENS ?? 256),
     },
+    feedback: {
+      rateLimit: Number(env.FEEDBACK_RATE_LIMIT ?? 100),
+      rateWindowSeconds: Number(env.FEEDBACK_RATE_WINDOW_SECONDS ?? 60),
+    },
+    webhooks: {
+      allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === 'true',
+      secretKey: env.WEBHOOK_SECRET_KEY || undefined,
+      timeoutMs: Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000),
+      retryScheduleMs: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE),
+      retryJitter: Number(env.WEBHOOK_RETRY_JITTER ?? 0.2),
+      leaseMs: Number(env.WEBHOOK_LEASE_MS ?? 60_000),
+      pollMs: Number(env.WEBHOOK_POLL_MS ?? 1000),
+      concurrency: Number(env.WEBHOOK_CONCURRENCY ?? 4),
+    },
   };
 }
+
+/** Delays after each failed attempt: 8 attempts over about 28 hours. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';

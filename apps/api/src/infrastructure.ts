@@ -10,6 +10,7 @@ import { RateLimiter } from '../../../libs/persistence/src/rate-limiter';
 import { databasesProjection } from '../../../projections/databases/databases.projection';
 import { itemsProjection } from '../../../projections/items/items.projection';
 import { queriesProjection } from '../../../projections/queries/queries.projection';
+import { graphProjection, GRAPH_TABLES } from '../../../projections/graph/graph.projection';
 import { createEmbedder, PostgresEmbeddingCache, type Embedder } from '../../../libs/embeddings/src';
 import { createSearchIndex } from '../../../libs/search/src';
 import { BlobStore } from '../../../libs/persistence/src/blob-store';
@@ -61,11 +62,11 @@ export class Infrastructure {
     await search.init();
     const resources = new DatabaseResources([
       new BlobDirectoryContributor(join(config.dataDir, 'blobs')),
-      new GraphTablesContributor(ds, []),
+      new GraphTablesContributor(ds, GRAPH_TABLES),
       search,
       { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
     ]);
-    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, queriesProjection];
+    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, queriesProjection, graphProjection(blobs)];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
     subscribers.push(new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder, (p) => runner.waitFor(p, ['items'], 30_000)));
     await runner.migrate();

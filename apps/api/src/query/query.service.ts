@@ -10,6 +10,8 @@ import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 import { MAX_RESULTS_DEFAULT, type QueryRequest } from './query.request.dto';
 import { RetrievalService, type RankedChunk } from './retrieval.service';
+import { ThinkingService } from './thinking.service';
+import { GraphContextService } from './graph-context.service';
 
 /** alpha "auto" (and omitted): the balance tuned on the development benchmarks (docs/retrieval.md). */
 export const AUTO_ALPHA = 0.5;
@@ -21,7 +23,12 @@ export interface QueryOptions {
 /** Turns a /query request into a retrieval, shapes the chunks as the original SDK expects, and records the query. */
 @Injectable()
 export class QueryService {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly retrieval: RetrievalService) {}
+  constructor(
+    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    private readonly retrieval: RetrievalService,
+    private readonly thinking: ThinkingService,
+    private readonly graph: GraphContextService,
+  ) {}
 
   async run(ctx: CommandContext, db: DatabaseRecord, body: QueryRequest, collections: string[] | undefined) {
     const started = Date.now();
@@ -32,7 +39,7 @@ export class QueryService {
     const caller = callerPrincipals(body.acl);
     const { metadata, additionalMetadata } = splitFilters(db, body.metadata_filters);
     const limit = body.max_results ?? MAX_RESULTS_DEFAULT;
-    const ranked = await this.retrieval.retrieve({
+    const request = {
       databaseId: db.id,
       collections,
       stores,
@@ -46,13 +53,33 @@ export class QueryService {
       metadata,
       additionalMetadata,
       recencyBias: body.recency_bias ?? 0,
-    });
+    };
+    const mode = body.mode ?? 'fast';
+    let ranked: RankedChunk[];
+    let queryKeys: string[] | null = null;
+    if (mode === 'thinking') ({ ranked, queryKeys } = await this.thinking.retrieve(request));
+    else ranked = await this.retrieval.retrieve(request);
     const chunks = ranked.map(toChunk);
+    // Forceful relations: thinking mode only (query_forceful_relations defaults to true there); ignored in fast mode.
+    const additional: Record<string, ReturnType<typeof toChunk>> = {};
+    if (mode === 'thinking' && body.query_forceful_relations !== false) {
+      const linked = await this.thinking.linked(request, ranked);
+      for (const [i, r] of ranked.entries()) {
+        for (const l of linked.get(r.candidate.chunkId) ?? []) {
+          additional[l.candidate.chunkId] = toChunk(l);
+          chunks[i].extra_context_ids.push(l.candidate.chunkId);
+        }
+      }
+    }
+    const graphContext =
+      body.graph_context === false
+        ? { query_paths: [], chunk_relations: [], chunk_id_to_group_ids: {}, synthesis_context: null }
+        : await this.graph.context(db.id, ranked, queryKeys ?? (await this.graph.queryEntities(db.id, body.query)));
     const data = {
       chunks,
       sources: sourcesOf(ranked),
-      graph_context: { query_paths: [], chunk_relations: [], chunk_id_to_group_ids: {}, synthesis_context: null },
-      additional_context: {},
+      graph_context: graphContext,
+      additional_context: additional,
       vectorstore_status: { knowledge: stores.includes('knowledge'), memories: stores.includes('memory') },
     };
     await this.record(ctx, db, body, collections, type, caller, ranked, Date.now() - started);

@@ -11,6 +11,7 @@ import { chunkPairs, chunkText, parseDocument, ParseError, type Chunk } from '..
 import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
 import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
 import { embeddingText, type StoredChunk } from '../search/chunk-docs';
+import { extractGraph } from '../../../../libs/ingestion/src/graph/extract-graph';
 
 export const PIPELINE_DDL = `CREATE TABLE IF NOT EXISTS pipeline_leases (
   database_id uuid NOT NULL,
@@ -59,7 +60,12 @@ interface ItemRow {
   is_markdown: boolean;
   content_version: number;
   status: IndexingStatus;
+  app_provider: string | null;
+  app_kind: string | null;
 }
+
+/** Recorded with every extraction, so a change of extractor is visible in the log. */
+const GRAPH_EXTRACTOR = 'wink-compromise-v1';
 
 class PipelineFailure extends Error {
   constructor(readonly code: string, message: string) {
@@ -187,6 +193,7 @@ export class IndexingPipeline {
       const indexedAt = chunkedAt ?? (await this.store.headPosition()); // already chunked by an earlier attempt
       if (!(await this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000))) throw new Error('the search index did not catch up in time');
       await this.advance(ctx, item, 'graph_creation');
+      await this.extractGraph(ctx, item, stored);
       await this.options.graphStep?.(job);
       await this.advance(ctx, item, 'completed');
       await this.release(job);
@@ -200,6 +207,17 @@ export class IndexingPipeline {
       await this.advance(ctx, item, 'errored', failure.code, failure.message).catch((e) => this.log.error({ err: (e as Error).message }, 'could not record errored'));
       await this.release(job);
     }
+  }
+
+  /** Entities and relations into the context graph; the result is recorded (blob + GraphExtracted), never recomputed on replay. */
+  private async extractGraph(ctx: CommandContext, item: ItemRow, chunks: StoredChunk[]): Promise<void> {
+    const graph = extractGraph({ chunks, appProvider: item.app_provider, appKind: item.app_kind });
+    const graphSha256 = await this.blobs.put(item.database_id, JSON.stringify(graph));
+    await this.onItem(ctx, item, (state) =>
+      state.live && state.contentVersion === item.content_version && !state.graphed
+        ? [{ type: 'GraphExtracted', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, collection: item.collection, graphSha256, entityCount: graph.entities.length, relationCount: graph.relations.length, extractor: GRAPH_EXTRACTOR } }]
+        : [],
+    );
   }
 
   private async chunk(item: ItemRow): Promise<{ chunks: Chunk[]; format: string; parsedBytes: number }> {

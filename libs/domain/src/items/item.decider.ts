@@ -9,6 +9,7 @@ export interface ItemState {
   contentVersion: number | null;
   status: IndexingStatus | null;
   chunked: boolean;
+  graphed?: boolean;
 }
 export const initialItem = (): ItemState => ({ live: false, contentVersion: null, status: null, chunked: false });
 
@@ -21,6 +22,8 @@ export function evolveItem(state: ItemState, event: ItemEvent & { revision?: num
       return { ...state, acl: event.data.acl };
     case 'ItemMetadataUpdated':
       return state;
+    case 'GraphExtracted':
+      return event.data.contentVersion === state.contentVersion ? { ...state, graphed: true } : state;
     case 'StatusAdvanced':
       return event.data.contentVersion === state.contentVersion ? { ...state, status: event.data.status } : state;
     case 'ItemChunked':

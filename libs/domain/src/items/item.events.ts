@@ -104,4 +104,10 @@ export interface AclChanged {
   data: { databaseId: string; itemKey: string; itemId: string; collection: string; store: Store; acl: string[]; previous: string[] | null };
 }
 
-export type ItemEvent = ItemIngested | StatusAdvanced | ItemChunked | ItemDeleted | ItemMetadataUpdated | AclChanged;
+/** What graph extraction produced for one content version (blob: {entities, mentions, relations}). */
+export interface GraphExtracted {
+  type: 'GraphExtracted';
+  data: { databaseId: string; itemKey: string; contentVersion: number; collection: string; graphSha256: string; entityCount: number; relationCount: number; extractor: string };
+}
+
+export type ItemEvent = ItemIngested | StatusAdvanced | ItemChunked | ItemDeleted | ItemMetadataUpdated | AclChanged | GraphExtracted;

@@ -1,0 +1,135 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { entityKey } from '../../../../libs/ingestion/src/graph/extract-graph';
+import type { Infrastructure } from '../infrastructure';
+import { INFRASTRUCTURE } from '../tokens';
+import type { RankedChunk } from './retrieval.service';
+
+export interface EntityRef {
+  name: string;
+  type: string;
+  namespace: string;
+  entity_id: string;
+  identifier: string;
+}
+
+/** The graph types of the original SDK (Entity, RelationEvidence, ScoredPath). */
+export interface ScoredPath {
+  triplets: { source: EntityRef; relation: Record<string, unknown>; target: EntityRef }[];
+  relevancy_score: number;
+  combined_context: string;
+  group_id: string;
+  source_chunk_ids: string[];
+}
+
+const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));
+
+/**
+ * Reads the context graph (built by the graph projection). Only items whose indexing is `completed` count,
+ * and callers pass only chunks they may see, so nothing derived from a hidden document leaks.
+ */
+@Injectable()
+export class GraphContextService {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  /** Entities named in a query: every 1-3 word n-gram of the normalized query that is a known entity. */
+  async queryEntities(databaseId: string, query: string): Promise<string[]> {
+    const words = entityKey(query).split(' ').filter(Boolean);
+    const grams = new Set<string>();
+    for (let n = 1; n <= 3; n++) for (let i = 0; i + n <= words.length; i++) grams.add(words.slice(i, i + n).join(' '));
+    if (!grams.size) return [];
+    const rows: { entity_key: string }[] = await this.infra.ds.query('SELECT entity_key FROM rm_graph_entities WHERE database_id = $1 AND entity_key = ANY($2)', [databaseId, [...grams]]);
+    return rows.map((r) => r.entity_key);
+  }
+
+  /** Entities mentioned by the given chunks (of completed items). */
+  async chunkEntities(databaseId: string, chunks: { itemKey: string; chunkIndex: number }[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (!chunks.length) return out;
+    const rows: { item_key: string; chunk_index: number; entity_key: string }[] = await this.infra.ds.query(
+      `SELECT m.item_key, m.chunk_index, m.entity_key FROM rm_graph_mentions m
+       JOIN rm_items i ON i.database_id = m.database_id AND i.item_key = m.item_key AND i.status = 'completed'
+       WHERE m.database_id = $1 AND (m.item_key, m.chunk_index) IN (SELECT * FROM unnest($2::text[], $3::int[]))`,
+      [databaseId, chunks.map((c) => c.itemKey), chunks.map((c) => c.chunkIndex)],
+    );
+    for (const r of rows) out.set(`${r.item_key}:${r.chunk_index}`, [...(out.get(`${r.item_key}:${r.chunk_index}`) ?? []), r.entity_key]);
+    return out;
+  }
+
+  /** Entities one relation away from the given ones. */
+  async neighbours(databaseId: string, keys: string[], limit = 20): Promise<string[]> {
+    if (!keys.length) return [];
+    const rows: { k: string }[] = await this.infra.ds.query(
+      `SELECT k FROM (
+         SELECT target_key AS k, count(*) AS n FROM rm_graph_relations WHERE database_id = $1 AND source_key = ANY($2) GROUP BY 1
+         UNION ALL
+         SELECT source_key AS k, count(*) AS n FROM rm_graph_relations WHERE database_id = $1 AND target_key = ANY($2) GROUP BY 1
+       ) x WHERE NOT (k = ANY($2)) GROUP BY k ORDER BY sum(n) DESC, k LIMIT $3`,
+      [databaseId, keys, limit],
+    );
+    return rows.map((r) => r.k);
+  }
+
+  /**
+   * Chunks mentioning weighted entities, scored by the sum of weight / log2(1 + document frequency): an entity
+   * mentioned everywhere (a conversation's speaker) says little about any one chunk.
+   */
+  async chunksMentioning(databaseId: string, weights: Map<string, number>, scope: { collections?: string[]; stores: string[] }, limit: number): Promise<{ itemKey: string; chunkIndex: number; score: number }[]> {
+    if (!weights.size) return [];
+    const keys = [...weights.keys()];
+    const rows: { item_key: string; chunk_index: number; entity_key: string; df: string }[] = await this.infra.ds.query(
+      `WITH df AS (SELECT entity_key, count(*) AS df FROM rm_graph_mentions WHERE database_id = $1 AND entity_key = ANY($2) GROUP BY entity_key)
+       SELECT m.item_key, m.chunk_index, m.entity_key, df.df FROM rm_graph_mentions m
+       JOIN df ON df.entity_key = m.entity_key
+       JOIN rm_items i ON i.database_id = m.database_id AND i.item_key = m.item_key AND i.status = 'completed'
+       WHERE m.database_id = $1 AND m.entity_key = ANY($2) AND i.store = ANY($3) ${scope.collections ? 'AND m.collection = ANY($4)' : ''}`,
+      scope.collections ? [databaseId, keys, scope.stores, scope.collections] : [databaseId, keys, scope.stores],
+    );
+    const scores = new Map<string, { itemKey: string; chunkIndex: number; score: number }>();
+    for (const r of rows) {
+      const id = `${r.item_key}:${r.chunk_index}`;
+      const s = scores.get(id) ?? { itemKey: r.item_key, chunkIndex: r.chunk_index, score: 0 };
+      s.score += (weights.get(r.entity_key) ?? 0) / Math.log2(1 + Number(r.df));
+      scores.set(id, s);
+    }
+    return [...scores.values()].sort((a, b) => b.score - a.score || (a.itemKey < b.itemKey ? -1 : 1)).slice(0, limit);
+  }
+
+  /** graph_context for the returned chunks: relations extracted from them, grouped per chunk; paths touching query entities first. */
+  async context(databaseId: string, results: RankedChunk[], queryKeys: string[]) {
+    const empty = { query_paths: [] as ScoredPath[], chunk_relations: [] as ScoredPath[], chunk_id_to_group_ids: {} as Record<string, string[]>, synthesis_context: null as string | null };
+    const completed = results.filter((r) => r.item.status === 'completed');
+    if (!completed.length) return empty;
+    const rows: { item_key: string; chunk_index: number; source_key: string; target_key: string; predicate: string; context: string; sn: string; st: string; tn: string; tt: string }[] = await this.infra.ds.query(
+      `SELECT r.item_key, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt
+       FROM rm_graph_relations r
+       JOIN rm_graph_entities s ON s.database_id = r.database_id AND s.entity_key = r.source_key
+       JOIN rm_graph_entities t ON t.database_id = r.database_id AND t.entity_key = r.target_key
+       WHERE r.database_id = $1 AND (r.item_key, r.chunk_index) IN (SELECT * FROM unnest($2::text[], $3::int[]))
+       ORDER BY r.item_key, r.chunk_index, r.source_key, r.target_key, r.predicate LIMIT 500`,
+      [databaseId, completed.map((r) => r.item.item_key), completed.map((r) => chunkIndexOf(r.candidate.chunkId))],
+    );
+    const entity = (key: string, name: string, type: string): EntityRef => ({ name, type, namespace: databaseId, entity_id: key, identifier: key });
+    const byChunk = new Map<string, typeof rows>();
+    for (const r of rows) byChunk.set(`${r.item_key}:${r.chunk_index}`, [...(byChunk.get(`${r.item_key}:${r.chunk_index}`) ?? []), r]);
+    const q = new Set(queryKeys);
+    const chunkRelations: ScoredPath[] = [];
+    const queryPaths: ScoredPath[] = [];
+    const groups: Record<string, string[]> = {};
+    for (const r of completed) {
+      const rels = byChunk.get(r.candidate.chunkId) ?? [];
+      if (!rels.length) continue;
+      const groupId = `g:${r.candidate.chunkId}`;
+      groups[r.candidate.chunkId] = [groupId];
+      const triplets = rels.slice(0, 20).map((x, i) => ({
+        source: entity(x.source_key, x.sn, x.st),
+        relation: { canonical_predicate: x.predicate, raw_predicate: x.predicate, context: x.context, confidence: null, temporal_details: null, timestamp: null, relationship_id: `${r.candidate.chunkId}#${i}`, chunk_id: r.candidate.chunkId, source_entity_id: x.source_key, target_entity_id: x.target_key },
+        target: entity(x.target_key, x.tn, x.tt),
+      }));
+      const path: ScoredPath = { triplets, relevancy_score: Math.round(r.score * 1e6) / 1e6, combined_context: [...new Set(rels.map((x) => x.context))].slice(0, 3).join(' '), group_id: groupId, source_chunk_ids: [r.candidate.chunkId] };
+      chunkRelations.push(path);
+      const touching = triplets.filter((t) => q.has(t.source.entity_id) || q.has(t.target.entity_id));
+      if (touching.length) queryPaths.push({ ...path, triplets: touching });
+    }
+    return { query_paths: queryPaths.slice(0, 10), chunk_relations: chunkRelations, chunk_id_to_group_ids: groups, synthesis_context: null };
+  }
+}

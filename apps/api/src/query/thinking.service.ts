@@ -1,0 +1,126 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { dot } from '../../../../libs/embeddings/src';
+import { applyRecency } from '../../../../libs/domain/src/ranking';
+import type { Candidate, ChunkDoc, Store } from '../../../../libs/search/src/search-index.port';
+import type { Infrastructure } from '../infrastructure';
+import { INFRASTRUCTURE } from '../tokens';
+import { GraphContextService } from './graph-context.service';
+import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
+
+/** Weights of thinking mode (docs/retrieval.md): entity weights for expansion and the graph's share of the final score. */
+export const THINKING = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 10, graphWeight: 0.8 };
+
+const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));
+
+/**
+ * Thinking mode: a deeper retrieval than fast. It starts from a wider fast retrieval, finds the entities named in
+ * the query and in the top hits, follows the graph one hop, pulls in other chunks that mention those entities
+ * (only from completed items the caller may see), and re-ranks everything on vector similarity, keyword score and
+ * graph evidence together.
+ */
+@Injectable()
+export class ThinkingService {
+  constructor(
+    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    private readonly retrieval: RetrievalService,
+    private readonly graph: GraphContextService,
+  ) {}
+
+  async retrieve(req: RetrievalRequest): Promise<{ ranked: RankedChunk[]; queryKeys: string[] }> {
+    const base = await this.retrieval.retrieve({ ...req, limit: Math.max(req.limit * 3, 30) });
+    const queryKeys = await this.graph.queryEntities(req.databaseId, req.query);
+    const top = base.slice(0, THINKING.topHits).map((r) => ({ itemKey: r.item.item_key, chunkIndex: chunkIndexOf(r.candidate.chunkId) }));
+    const hitEntities = [...new Set([...(await this.graph.chunkEntities(req.databaseId, top)).values()].flat())];
+    const neighbours = await this.graph.neighbours(req.databaseId, queryKeys, THINKING.neighbours);
+    const weights = new Map<string, number>();
+    for (const k of hitEntities) weights.set(k, THINKING.hitEntity);
+    for (const k of neighbours) weights.set(k, Math.max(weights.get(k) ?? 0, THINKING.neighbour));
+    for (const k of queryKeys) weights.set(k, THINKING.queryEntity);
+    const expansion = await this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, THINKING.expansion);
+    const graphScore = new Map(expansion.map((e) => [`${e.itemKey}:${e.chunkIndex}`, e.score]));
+    const maxGraph = Math.max(1e-9, ...graphScore.values());
+
+    // Every candidate's vector, to score old and new candidates alike.
+    const candidates = new Map<string, { candidate: Candidate; item: RankedChunk['item']; keyword: number }>();
+    for (const r of base) candidates.set(r.candidate.chunkId, { candidate: r.candidate, item: r.item, keyword: r.keyword });
+    const newKeys = [...new Set(expansion.filter((e) => !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => e.itemKey))];
+    const newItems = await this.retrieval.items(req.databaseId, newKeys);
+    const [queryVector] = await this.infra.embedder.embed([req.vectorText]);
+    const vectors = new Map<string, Float32Array>();
+    const now = Date.now();
+    for (const store of req.stores) {
+      const index = await this.infra.search.indexName(req.databaseId, store as Store);
+      if (!index) continue;
+      const wanted = [
+        ...base.filter((r) => r.item.store === store).map((r) => r.candidate.chunkId),
+        ...expansion.filter((e) => newItems.get(e.itemKey)?.store === store && !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => `${e.itemKey}:${e.chunkIndex}`),
+      ];
+      for (const doc of await this.infra.search.index.getChunks(index, wanted)) {
+        vectors.set(doc.chunkId, doc.vector as Float32Array);
+        if (!candidates.has(doc.chunkId)) {
+          const item = newItems.get(doc.itemId);
+          const candidate = asCandidate(doc);
+          if (item && this.retrieval.servable(item, candidate, req.caller, now) && matchesFilters(item, req.metadata, req.additionalMetadata) && (req.includeApps || !doc.isApp)) {
+            candidates.set(doc.chunkId, { candidate, item, keyword: 0 });
+          }
+        }
+      }
+    }
+    const cos = new Map([...candidates.keys()].map((id) => [id, vectors.has(id) ? dot(queryVector, vectors.get(id)!) : 0]));
+    const lo = Math.min(...cos.values());
+    const hi = Math.max(...cos.values());
+    const lexical = new Map(
+      [...candidates.entries()].map(([id, c]) => {
+        const vector = hi - lo > 1e-12 ? (cos.get(id)! - lo) / (hi - lo) : 1;
+        return [id, { vector, score: req.alpha * vector + (1 - req.alpha) * c.keyword }];
+      }),
+    );
+    // Weighted reciprocal-rank fusion of the lexical ranking and the graph ranking: robust to their scales.
+    const byId = (a: [string, number], b: [string, number]) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1);
+    const lexRank = new Map([...lexical.entries()].map(([id, l]) => [id, l.score] as [string, number]).sort(byId).map(([id], i) => [id, i + 1]));
+    const graphRank = new Map([...graphScore.entries()].filter(([id]) => candidates.has(id)).sort(byId).map(([id], i) => [id, i + 1]));
+    const best = (1 + THINKING.graphWeight) / (THINKING.rrfK + 1);
+    const ranked: RankedChunk[] = [...candidates.entries()].map(([id, c]) => {
+      const g = graphRank.get(id);
+      const fused = (1 / (THINKING.rrfK + lexRank.get(id)!) + (g ? THINKING.graphWeight / (THINKING.rrfK + g) : 0)) / best;
+      const score = applyRecency(fused, now - new Date(c.item.updated_at).getTime(), req.recencyBias);
+      return { candidate: c.candidate, item: c.item, score, keyword: c.keyword, vector: lexical.get(id)!.vector };
+    });
+    ranked.sort((a, b) => b.score - a.score || (a.candidate.chunkId < b.candidate.chunkId ? -1 : 1));
+    return { ranked: ranked.slice(0, req.limit), queryKeys };
+  }
+
+  /**
+   * Forceful relations: memories linked by `relations.ids` to a returned memory, in the same store and collection
+   * only (a link to a knowledge id yields nothing), each checked like any hit (status, expiry, ACL).
+   */
+  async linked(req: RetrievalRequest, results: RankedChunk[]): Promise<Map<string, RankedChunk[]>> {
+    const out = new Map<string, RankedChunk[]>();
+    const now = Date.now();
+    for (const r of results) {
+      const ids = (r.item.relations ?? []).filter((id) => id !== r.item.item_id);
+      if (!ids.length) continue;
+      const rows: { item_key: string }[] = await this.infra.ds.query(
+        'SELECT item_key FROM rm_items WHERE database_id = $1 AND collection = $2 AND store = $3 AND item_id = ANY($4)',
+        [req.databaseId, r.item.collection, r.item.store, ids],
+      );
+      const items = await this.retrieval.items(req.databaseId, rows.map((x) => x.item_key));
+      const index = await this.infra.search.indexName(req.databaseId, r.item.store);
+      if (!index || !items.size) continue;
+      const docs = await this.infra.search.index.listChunks(index, { filter: { itemIds: [...items.keys()] }, limit: 50 });
+      const linked: RankedChunk[] = [];
+      for (const doc of docs) {
+        const item = items.get(doc.itemId)!;
+        const candidate = asCandidate(doc);
+        if (this.retrieval.servable(item, candidate, req.caller, now)) linked.push({ candidate, item, score: 0, keyword: 0, vector: 0 });
+      }
+      if (linked.length) out.set(r.candidate.chunkId, linked);
+    }
+    return out;
+  }
+}
+
+function asCandidate(doc: ChunkDoc): Candidate {
+  const { vector: _v, ...rest } = doc;
+  return { chunkId: doc.chunkId, itemId: doc.itemId, score: 0, doc: rest };
+}

@@ -1,0 +1,56 @@
+import { join } from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
+import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
+import { streams } from '../../../../libs/domain/src/streams';
+import type { AppConfig } from '../../../api/src/config';
+import type { DatabaseResources } from '../database-resources';
+import { KEY_FILE_NAME, SigningSecretVault } from './signing-secret-vault';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookSender } from './webhook-sender';
+import { WebhookUrlGuard } from './webhook-url-guard';
+
+/** What webhooks need at run time, shared by the API (registration, test delivery) and the worker (dispatcher). */
+export interface WebhookRuntime {
+  guard: WebhookUrlGuard;
+  vault: SigningSecretVault;
+  sender: WebhookSender;
+  dispatcher: WebhookDispatcher;
+}
+
+export async function openWebhookRuntime(p: {
+  ds: DataSource;
+  store: EventStore;
+  runner: ProjectionRunner;
+  config: AppConfig;
+  log: RunnerLogger;
+  resources: DatabaseResources;
+}): Promise<WebhookRuntime> {
+  const c = p.config.webhooks;
+  const guard = new WebhookUrlGuard({ allowLoopback: c.allowLoopback });
+  const vault = new SigningSecretVault(p.ds, c.secretKey, join(p.config.dataDir, KEY_FILE_NAME));
+  await vault.init();
+  await WebhookDispatcher.migrate(p.ds);
+  const sender = new WebhookSender(guard);
+  const dispatcher = new WebhookDispatcher(p.ds, p.store, p.runner, vault, sender, p.log, {
+    concurrency: c.concurrency,
+    leaseMs: c.leaseMs,
+    pollMs: c.pollMs,
+    timeoutMs: c.timeoutMs,
+    scheduleMs: c.retryScheduleMs,
+    jitter: c.retryJitter,
+  });
+  // Delivery streams name a database's items: deleted with the database (or collection).
+  p.resources.add({
+    streamsOf: async (databaseId, collection) => {
+      const rows: { delivery_id: string }[] = collection
+        ? await p.ds.query('SELECT delivery_id FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2', [databaseId, collection])
+        : await p.ds.query('SELECT delivery_id FROM rm_webhook_deliveries WHERE database_id = $1', [databaseId]);
+      return rows.map((r) => streams.webhookDelivery(r.delivery_id));
+    },
+    purgeDatabase: async (databaseId) => {
+      await p.ds.query('DELETE FROM webhook_delivery_leases l USING rm_webhook_deliveries d WHERE d.delivery_id = l.delivery_id AND d.database_id = $1', [databaseId]);
+    },
+  });
+  return { guard, vault, sender, dispatcher };
+}

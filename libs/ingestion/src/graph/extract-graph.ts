@@ -1,0 +1,180 @@
+import winkNLP from 'wink-nlp';
+import model from 'wink-eng-lite-web-model';
+
+/**
+ * Offline entity and relation extraction for the context graph.
+ * - wink-nlp (English lite model): sentences, parts of speech, dates and emails, runs of proper nouns.
+ * - compromise: types people, places and organizations (loaded lazily; optional).
+ * - Relations: entities co-occurring in a sentence ("co_occurs"), the speaker of a dialogue turn to what they
+ *   mention ("mentioned"), and an app item's provider/kind structure ("posted_in").
+ * Deterministic for a given text: the pipeline records the result in a blob, so a rebuild never re-extracts.
+ */
+export type EntityType = 'person' | 'place' | 'organization' | 'date' | 'email' | 'concept';
+
+export interface GraphEntity {
+  key: string;
+  name: string;
+  type: EntityType;
+}
+
+export interface GraphMention {
+  chunk: number;
+  key: string;
+}
+
+export interface GraphRelation {
+  chunk: number;
+  source: string;
+  target: string;
+  predicate: string;
+  context: string;
+}
+
+export interface ExtractedGraph {
+  entities: GraphEntity[];
+  mentions: GraphMention[];
+  relations: GraphRelation[];
+}
+
+const nlp = winkNLP(model);
+const its = nlp.its;
+
+let compromise: ((text: string) => any) | null | undefined;
+function typer(): ((text: string) => any) | null {
+  if (compromise === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const mod = require('compromise');
+      compromise = (mod.default ?? mod) as (text: string) => any;
+    } catch {
+      compromise = null; // typing falls back to 'concept'
+    }
+  }
+  return compromise;
+}
+
+const STOP = new Set(['i', 'you', 'he', 'she', 'we', 'they', 'it', 'the', 'a', 'an', 'user', 'assistant', 'hey', 'hi', 'oh', 'yes', 'no', 'ok', 'okay', 'thanks', 'thank', 'wow', 'yeah', 'hello', 'dear', 'mr', 'mrs', 'ms', 'dr']);
+
+/** The normalized identity of an entity name: lowercase, no possessive, punctuation collapsed. */
+export function entityKey(name: string): string {
+  return name
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/['’]s\b/g, '')
+    .replace(/[^\p{L}\p{N}@.\s-]+/gu, ' ')
+    .replace(/[.\s-]+$/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+const cleanName = (s: string) => s.replace(/['’]s$/, '').replace(/[.,;:!?"]+$/g, '').trim();
+
+function typedNames(text: string): Map<string, EntityType> {
+  const out = new Map<string, EntityType>();
+  const c = typer();
+  if (!c) return out;
+  try {
+    const doc = c(text);
+    for (const [kind, list] of [
+      ['person', doc.people().out('array')],
+      ['place', doc.places().out('array')],
+      ['organization', doc.organizations().out('array')],
+    ] as [EntityType, string[]][]) {
+      for (const n of list) {
+        const k = entityKey(cleanName(n));
+        if (k && !out.has(k)) out.set(k, kind);
+      }
+    }
+  } catch {
+    /* typing is best effort */
+  }
+  return out;
+}
+
+/** Entities in one piece of text (also used on queries). */
+export function extractEntities(text: string): GraphEntity[] {
+  const found = new Map<string, GraphEntity>();
+  const add = (name: string, type: EntityType) => {
+    const clean = cleanName(name);
+    const key = entityKey(clean);
+    if (!key || key.length < 2 || STOP.has(key) || /^\d+$/.test(key)) return;
+    const prev = found.get(key);
+    if (!prev || (prev.type === 'concept' && type !== 'concept')) found.set(key, { key, name: clean, type });
+  };
+  const doc = nlp.readDoc(text);
+  doc.entities().each((e: any) => {
+    const t = e.out(its.type);
+    if (t === 'DATE') add(e.out(), 'date');
+    else if (t === 'EMAIL') add(e.out(), 'email');
+  });
+  // Runs of proper nouns ("John Smith", "Boston") are candidate entities.
+  doc.sentences().each((s: any) => {
+    let run: string[] = [];
+    const flush = () => {
+      if (run.length) add(run.join(' '), 'concept');
+      run = [];
+    };
+    s.tokens().each((tk: any, i: number) => {
+      const pos = tk.out(its.pos);
+      const value = tk.out();
+      if (pos === 'PROPN' && /^\p{Lu}/u.test(value) && !(i === 0 && STOP.has(value.toLowerCase()))) run.push(value);
+      else flush();
+    });
+    flush();
+  });
+  const types = typedNames(text);
+  for (const e of found.values()) {
+    const t = types.get(e.key);
+    if (t && e.type === 'concept') e.type = t;
+  }
+  for (const [key, type] of types) if (!found.has(key) && key.length > 1 && !STOP.has(key)) found.set(key, { key, name: key.replace(/\b\p{L}/gu, (m) => m.toUpperCase()), type });
+  return [...found.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+export interface ExtractionInput {
+  chunks: { index: number; text: string }[];
+  /** dialogue speaker ("X said, ...") when the item is a turn of a conversation */
+  speaker?: string | null;
+  appProvider?: string | null;
+  appKind?: string | null;
+}
+
+const SPEAKER = /^\s*([\p{Lu}][\p{L}'-]*(?:\s[\p{Lu}][\p{L}'-]*)?) said,/u;
+
+export function extractGraph(input: ExtractionInput): ExtractedGraph {
+  const entities = new Map<string, GraphEntity>();
+  const mentions: GraphMention[] = [];
+  const relations: GraphRelation[] = [];
+  const seenRel = new Set<string>();
+  const relate = (r: GraphRelation) => {
+    const id = `${r.chunk}|${r.source}|${r.target}|${r.predicate}`;
+    if (r.source === r.target || seenRel.has(id)) return;
+    seenRel.add(id);
+    relations.push(r);
+  };
+  for (const chunk of input.chunks) {
+    const speakerName = input.speaker ?? SPEAKER.exec(chunk.text)?.[1] ?? null;
+    const speaker = speakerName ? { key: entityKey(speakerName), name: speakerName, type: 'person' as EntityType } : null;
+    const inChunk = new Map<string, GraphEntity>();
+    if (speaker && speaker.key) inChunk.set(speaker.key, speaker);
+    for (const e of extractEntities(chunk.text)) if (!inChunk.has(e.key) || inChunk.get(e.key)!.type === 'concept') inChunk.set(e.key, e);
+    for (const e of inChunk.values()) {
+      if (!entities.has(e.key) || entities.get(e.key)!.type === 'concept') entities.set(e.key, e);
+      mentions.push({ chunk: chunk.index, key: e.key });
+    }
+    const sentences = nlp.readDoc(chunk.text).sentences().out() as string[];
+    for (const sentence of sentences) {
+      const keys = [...inChunk.keys()].filter((k) => k !== speaker?.key && entityKey(sentence).includes(k));
+      for (let i = 0; i < keys.length; i++) for (let j = i + 1; j < keys.length; j++) relate({ chunk: chunk.index, source: keys[i], target: keys[j], predicate: 'co_occurs', context: sentence.slice(0, 300) });
+      if (speaker) for (const k of keys) relate({ chunk: chunk.index, source: speaker.key, target: k, predicate: 'mentioned', context: sentence.slice(0, 300) });
+    }
+    if (input.appProvider) {
+      const p = { key: entityKey(input.appProvider), name: input.appProvider, type: 'organization' as EntityType };
+      if (p.key) {
+        if (!entities.has(p.key)) entities.set(p.key, p);
+        for (const k of inChunk.keys()) relate({ chunk: chunk.index, source: k, target: p.key, predicate: input.appKind ? `${input.appKind}_in` : 'posted_in', context: chunk.text.slice(0, 300) });
+      }
+    }
+  }
+  return { entities: [...entities.values()].sort((a, b) => (a.key < b.key ? -1 : 1)), mentions, relations };
+}

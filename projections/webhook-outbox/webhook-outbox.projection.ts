@@ -1,0 +1,140 @@
+import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
+import type { Sql } from '../../libs/persistence/src/data-source';
+import type { ReadModelProjection } from '../../libs/persistence/src/projection';
+import type { StatusAdvanced } from '../../libs/domain/src/items/item.events';
+import type { DeliveryAttempted, DeliveryRetryRequested, WebhookEvent } from '../../libs/domain/src/webhooks/webhook.events';
+import { INDEXING_STATUS_CHANGED, TERMINAL_INDEXING_STATUSES } from '../../libs/domain/src/webhooks/webhook.events';
+import { deliveryIdFor, statusChangedPayload } from '../../libs/domain/src/webhooks/webhook-payload';
+
+/**
+ * The webhook outbox. It owns three tables so it never reads another projection (a rebuild then
+ * reproduces it on its own, byte for byte):
+ *   rm_webhooks            each organization's registration as of the log position (URL, event types, current secret id)
+ *   rm_webhook_databases   database id → name and organization, for the payload's `database`
+ *   rm_webhook_deliveries  one record per terminal status event of an organization whose registration, at that
+ *                          position, subscribes to indexing.status_changed; its state follows DeliveryAttempted
+ *                          and DeliveryRetryRequested, whose data already carries every decision (next attempt
+ *                          time with its jitter), so a rebuild never sends anything and yields the same states.
+ * The dispatcher's lease (`sweeping`) lives outside, in webhook_delivery_leases.
+ */
+export const webhookOutboxProjection: ReadModelProjection = {
+  kind: 'read-model',
+  name: 'webhook-outbox',
+  tables: ['rm_webhooks', 'rm_webhook_databases', 'rm_webhook_deliveries'],
+  ddl: [
+    `CREATE TABLE IF NOT EXISTS rm_webhooks (
+      org_id text PRIMARY KEY,
+      url text NOT NULL,
+      event_types jsonb NOT NULL,
+      secret_id uuid,
+      secret_generated boolean,
+      registered_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    )`,
+    `CREATE TABLE IF NOT EXISTS rm_webhook_databases (
+      database_id uuid PRIMARY KEY,
+      org_id text NOT NULL,
+      name text NOT NULL
+    )`,
+    `CREATE TABLE IF NOT EXISTS rm_webhook_deliveries (
+      delivery_id text PRIMARY KEY,
+      org_id text NOT NULL,
+      database_id uuid NOT NULL,
+      collection text NOT NULL,
+      doc_id text NOT NULL,
+      event_type text NOT NULL,
+      indexing_status text NOT NULL,
+      payload text NOT NULL,
+      status text NOT NULL,
+      attempts integer NOT NULL DEFAULT 0,
+      round_attempts integer NOT NULL DEFAULT 0,
+      last_status_code integer,
+      error_code text,
+      error_message text,
+      next_attempt_at timestamptz,
+      position bigint NOT NULL,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS rm_webhook_deliveries_list ON rm_webhook_deliveries (org_id, position DESC)`,
+    `CREATE INDEX IF NOT EXISTS rm_webhook_deliveries_due ON rm_webhook_deliveries (next_attempt_at) WHERE status IN ('pending', 'failed')`,
+  ],
+  handles: [
+    'WebhookRegistered', 'WebhookDeleted', 'SigningSecretSet', 'SigningSecretRemoved',
+    'StatusAdvanced', 'DeliveryAttempted', 'DeliveryRetryRequested',
+    'DatabaseCreated', 'DatabaseDeleted', 'CollectionDeleted',
+  ],
+  async apply(event: RecordedEvent, sql: Sql): Promise<void> {
+    const at = event.metadata.occurredAt;
+    const org = event.metadata.orgId;
+    const e = event as unknown as (WebhookEvent | DeliveryAttempted | DeliveryRetryRequested | StatusAdvanced) & RecordedEvent;
+    switch (e.type) {
+      case 'WebhookRegistered':
+        await sql.query(
+          `INSERT INTO rm_webhooks (org_id, url, event_types, registered_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+           ON CONFLICT (org_id) DO UPDATE SET url = EXCLUDED.url, event_types = EXCLUDED.event_types, updated_at = EXCLUDED.updated_at`,
+          [org, e.data.url, JSON.stringify(e.data.eventTypes), at],
+        );
+        return;
+      case 'WebhookDeleted':
+        await sql.query('DELETE FROM rm_webhooks WHERE org_id = $1', [org]);
+        return;
+      case 'SigningSecretSet':
+        await sql.query('UPDATE rm_webhooks SET secret_id = $2, secret_generated = $3, updated_at = $4 WHERE org_id = $1', [org, e.data.secretId, e.data.generated, at]);
+        return;
+      case 'SigningSecretRemoved':
+        await sql.query('UPDATE rm_webhooks SET secret_id = NULL, secret_generated = NULL, updated_at = $2 WHERE org_id = $1', [org, at]);
+        return;
+      case 'StatusAdvanced': {
+        const d = e.data;
+        if (!(TERMINAL_INDEXING_STATUSES as readonly string[]).includes(d.status)) return;
+        const [hook] = await sql.query(`SELECT 1 FROM rm_webhooks WHERE org_id = $1 AND event_types @> $2::jsonb`, [org, JSON.stringify([INDEXING_STATUS_CHANGED])]);
+        if (!hook) return; // no registration for this event at this point of the log: nothing to deliver, ever
+        const [db] = await sql.query('SELECT name FROM rm_webhook_databases WHERE database_id = $1', [d.databaseId]);
+        const deliveryId = deliveryIdFor(event.metadata.eventId);
+        const payload = statusChangedPayload({
+          deliveryId, itemId: d.itemId, databaseName: db?.name ?? '', databaseId: d.databaseId, collection: d.collection,
+          status: d.status, timestamp: at, errorCode: d.errorCode, errorMessage: d.message,
+        });
+        await sql.query(
+          `INSERT INTO rm_webhook_deliveries (delivery_id, org_id, database_id, collection, doc_id, event_type, indexing_status, payload, status,
+             next_attempt_at, position, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $9, $9)
+           ON CONFLICT (delivery_id) DO NOTHING`,
+          [deliveryId, org, d.databaseId, d.collection, d.itemId, INDEXING_STATUS_CHANGED, d.status, JSON.stringify(payload), at, event.position],
+        );
+        return;
+      }
+      case 'DeliveryAttempted': {
+        const d = e.data;
+        await sql.query(
+          `UPDATE rm_webhook_deliveries SET status = $2, attempts = $3, round_attempts = $4, last_status_code = $5, error_code = $6,
+             error_message = $7, next_attempt_at = $8, updated_at = $9
+           WHERE delivery_id = $1`,
+          [d.deliveryId, d.status, d.attempt, d.roundAttempt, d.statusCode, d.errorCode, d.errorMessage, d.nextAttemptAt, at],
+        );
+        return;
+      }
+      case 'DeliveryRetryRequested':
+        await sql.query(
+          `UPDATE rm_webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $2, updated_at = $2 WHERE delivery_id = $1`,
+          [e.data.deliveryId, at],
+        );
+        return;
+    }
+    const other = event as RecordedEvent;
+    switch (other.type) {
+      case 'DatabaseCreated':
+        await sql.query('INSERT INTO rm_webhook_databases (database_id, org_id, name) VALUES ($1, $2, $3) ON CONFLICT (database_id) DO NOTHING', [other.data.databaseId, org, other.data.name]);
+        return;
+      case 'DatabaseDeleted':
+        // Deletion is real: delivery records name the database's items, so they go with it.
+        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1', [other.data.databaseId]);
+        await sql.query('DELETE FROM rm_webhook_databases WHERE database_id = $1', [other.data.databaseId]);
+        return;
+      case 'CollectionDeleted':
+        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2', [other.data.databaseId, other.data.collection]);
+        return;
+    }
+  },
+};

@@ -1,0 +1,90 @@
+import { startTestApp, type TestApp } from '../support/test-app';
+import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
+
+const ids = (res: any) => res.body.data.chunks.map((c: any) => c.id);
+
+describe('context graph, thinking mode and forceful relations through HTTP', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('graph');
+    await t.createDatabase('g');
+    await ingestMemories(t, 'g', [
+      { id: 't1', text: 'Caroline said, "I adopted a greyhound and named him Zeus."' },
+      { id: 't2', text: 'Melanie said, "Zeus loves sprinting along the beach in Porto every morning."' },
+      { id: 'd1', text: 'Dogs generally enjoy long walks and playing fetch in the park.' },
+      { id: 'd2', text: 'What a dog enjoys depends on its breed and its energy level.' },
+      { id: 'd3', text: 'Beaches can be too hot for a dog in the summer afternoon.' },
+      { id: 'm1', text: 'The Q3 roadmap prioritizes the billing rewrite.', relations: { ids: ['m2', 'k-linked'] } },
+      { id: 'm2', text: 'Owner of the billing rewrite: the payments squad.' },
+    ]);
+    await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'g', app_knowledge: JSON.stringify([
+      { id: 'k-linked', content: { text: 'Knowledge about the billing rewrite.' } },
+      { id: 'secret', content: { text: 'Project Nightingale moves the Zurich office to Geneva.' }, acl: ['ann@corp.io'] },
+    ]) });
+    await waitForStatus(t, 'g', ['t1', 't2', 'd1', 'd2', 'd3', 'm1', 'm2', 'k-linked', 'secret']);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('extracts entities and relations into the graph, inspectable per item, per entity and as SDK triplets', async () => {
+    const ents = await t.request('GET', '/context/graph/entities?database=g&id=t1');
+    expect(ents.status).toBe(200);
+    expect(ents.body.data.entities.map((e: any) => e.entity_id)).toEqual(expect.arrayContaining(['caroline', 'zeus']));
+    const nb = await t.request('GET', '/context/graph/neighbours?database=g&entity=Caroline');
+    expect(nb.body.data.neighbours.map((n: any) => n.entity.entity_id)).toContain('zeus');
+    const rel = await t.request('GET', '/context/relations?tenant_id=g&limit=2');
+    expect(rel.status).toBe(200);
+    expect(rel.body.data).toMatchObject({ success: true, is_truncated: true, next_cursor: 2 });
+    expect(rel.body.data.relations[0]).toMatchObject({ source: { name: expect.any(String), type: expect.any(String), entity_id: expect.any(String) }, target: expect.any(Object), chunk_id: expect.any(String) });
+    expect(rel.body.data.relations[0].relations[0]).toMatchObject({ canonical_predicate: expect.any(String), raw_predicate: expect.any(String), context: expect.any(String), relationship_id: expect.any(String) });
+    const next = await t.request('GET', '/context/relations?tenant_id=g&limit=2&cursor=2');
+    expect(next.body.data.relations[0]).not.toEqual(rel.body.data.relations[0]);
+  });
+
+  it('thinking mode follows the graph: a chunk sharing no words with the query is found through its entity', async () => {
+    const q = { database: 'g', query: "What does Caroline's dog enjoy?", type: 'memory', max_results: 3 };
+    const thinking = await t.request('POST', '/query', { body: { ...q, mode: 'thinking' } });
+    expect(thinking.status).toBe(200);
+    expect(ids(thinking)).toEqual(expect.arrayContaining(['t1', 't2']));
+    expect(thinking.body.data.graph_context.query_paths.length).toBeGreaterThan(0);
+    const group = Object.values(thinking.body.data.graph_context.chunk_id_to_group_ids)[0];
+    expect(group).toEqual([expect.stringMatching(/^g:/)]);
+  });
+
+  it('forceful relations come back in additional_context in thinking mode only, within one store', async () => {
+    const body = { database: 'g', query: 'Q3 roadmap billing rewrite priorities', type: 'memory', max_results: 1 };
+    const thinking = await t.request('POST', '/query', { body: { ...body, mode: 'thinking' } });
+    expect(ids(thinking)).toEqual(['m1']);
+    const extra = thinking.body.data.chunks[0].extra_context_ids;
+    expect(extra).toHaveLength(1); // m2 only: the link to a knowledge id yields nothing
+    expect(thinking.body.data.additional_context[extra[0]]).toMatchObject({ id: 'm2', chunk_uuid: extra[0], chunk_content: expect.stringContaining('payments squad') });
+    const off = await t.request('POST', '/query', { body: { ...body, mode: 'thinking', query_forceful_relations: false } });
+    expect(off.body.data.additional_context).toEqual({});
+    const fast = await t.request('POST', '/query', { body: { ...body, mode: 'fast', query_forceful_relations: true } });
+    expect(fast.status).toBe(200);
+    expect(fast.body.data.additional_context).toEqual({});
+  });
+
+  it('nothing derived from a hidden document reaches the caller: relations, entities, graph context, expansion, linked memories', async () => {
+    const asBob = ['bob@corp.io'];
+    const rel = await t.request('GET', '/context/relations?database=g&limit=500&acl=bob@corp.io');
+    expect(JSON.stringify(rel.body.data)).not.toMatch(/nightingale|zurich|geneva/i);
+    const relAnn = await t.request('GET', '/context/relations?database=g&limit=500&acl=ann@corp.io');
+    expect(JSON.stringify(relAnn.body.data)).toMatch(/nightingale/i);
+    expect((await t.request('GET', '/context/graph/entities?database=g&id=secret&acl=bob@corp.io')).status).toBe(404);
+    const nb = await t.request('GET', '/context/graph/neighbours?database=g&entity=Zurich&acl=bob@corp.io');
+    expect(nb.body.data.neighbours).toEqual([]);
+    for (const mode of ['fast', 'thinking']) {
+      const q = await t.request('POST', '/query', { body: { database: 'g', query: 'Where is the Zurich office moving? Project Nightingale', mode, acl: asBob, max_results: 20 } });
+      expect(ids(q)).not.toContain('secret');
+      expect(JSON.stringify(q.body.data)).not.toMatch(/nightingale|geneva/i);
+    }
+    // A linked memory the caller may not see is not returned in additional_context.
+    await t.request('PATCH', '/context/m2/metadata', { body: { database: 'g', acl: ['ann@corp.io'] } });
+    const hidden = await t.request('POST', '/query', { body: { database: 'g', query: 'Q3 roadmap billing rewrite priorities', type: 'memory', mode: 'thinking', max_results: 1, acl: asBob } });
+    expect(ids(hidden)).toEqual(['m1']);
+    expect(hidden.body.data.additional_context).toEqual({});
+    expect(hidden.body.data.chunks[0].extra_context_ids).toEqual([]);
+  });
+});
