@@ -280,10 +280,10 @@ describe('context items through HTTP', () => {
       expect(up.body).toMatchObject({ success: true, results: [{ source_id: 'leg-1', id: 'leg-1', status: 'queued' }] });
       const dup = await postMultipart(t, '/ingestion/upload_knowledge', { tenant_id: 'ctx', upsert: 'false', app_knowledge: JSON.stringify([{ id: 'leg-1', content: { text: 'again' } }]) });
       expect(dup.body.results[0]).toMatchObject({ status: 'failed', error_code: 'ITEM_EXISTS' });
-      const add = await t.request('POST', '/memories/add_memory', { body: { tenant_id: 'ctx', memories: [{ id: 'leg-m', text: 'I prefer window seats on long flights.' }] } });
+      const add = await t.request('POST', '/memories/add_memory', { body: { tenant_id: 'ctx', memories: [{ id: 'leg-m', text: 'I prefer window seats on long flights.', infer: true }] } });
       expect(add.status).toBe(200);
       expect(add.body.results[0]).toMatchObject({ id: 'leg-m', status: 'queued' });
-      await waitForStatus(t, 'ctx', ['leg-1', 'leg-m']);
+      await waitForStatus(t, 'ctx', ['leg-1', 'leg-m', 'leg-m::inferred:0']);
       const verify = await t.request('POST', '/ingestion/verify_processing', { body: { tenant_id: 'ctx', file_ids: ['leg-1', 'leg-m', 'nope'] } });
       expect(verify.status).toBe(200);
       expect(verify.body.statuses.map((s: any) => s.indexing_status)).toEqual(['completed', 'completed', 'not_found']);
@@ -291,8 +291,8 @@ describe('context items through HTTP', () => {
       expect(recall.status).toBe(200);
       expect(recall.body.chunks[0].id).toBe('leg-1');
       const prefs = await t.request('POST', '/recall/recall_preferences', { body: { tenant_id: 'ctx', query: 'seat preference on flights' } });
-      expect(prefs.body.chunks[0].id).toBe('leg-m');
-      expect(prefs.body.chunks.every((c: any) => c.store === 'memory')).toBe(true);
+      expect(prefs.body.chunks[0]).toMatchObject({ id: 'leg-m::inferred:0', chunk_content: 'The user prefers window seats on long flights.' });
+      expect(prefs.body.chunks.every((c: any) => c.store === 'memory' && c.source_type === 'inferred_memory')).toBe(true);
     });
   });
 });

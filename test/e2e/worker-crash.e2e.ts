@@ -1,4 +1,5 @@
 import type { Embedder } from '../../libs/embeddings/src';
+import { RuleBasedInference } from '../../libs/ingestion/src/inference/rule-based.inference';
 import { IndexingPipeline } from '../../apps/worker/src/pipeline/indexing-pipeline';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
@@ -27,7 +28,7 @@ describe('a worker killed mid-item', () => {
   it('leaves its items to be redone: none lost, no duplicate chunks or statuses', async () => {
     await t.infra.pipeline.stop(); // only the doomed worker runs at first
     const dying = new DyingEmbedder(t.infra.embedder.modelId, t.infra.embedder.dimensions);
-    const doomed = new IndexingPipeline(t.infra.ds, t.infra.store, t.infra.blobs, dying, t.infra.runner, { info: () => undefined, error: () => undefined }, { ...t.config.pipeline, leaseMs: 800 });
+    const doomed = new IndexingPipeline(t.infra.ds, t.infra.store, t.infra.blobs, dying, new RuleBasedInference(), t.infra.runner, { info: () => undefined, error: () => undefined }, { ...t.config.pipeline, leaseMs: 800 });
     doomed.start();
     const memories = Array.from({ length: 6 }, (_, i) => ({ id: `k${i}`, text: `Crash test memory number ${i} about the kestrel nest ${i}.` }));
     await ingestMemories(t, 'crashdb', memories);
@@ -37,7 +38,7 @@ describe('a worker killed mid-item', () => {
     expect(mid.body.data.statuses.some((s: any) => s.indexing_status === 'processing')).toBe(true);
 
     // A healthy worker starts; the doomed one's leases expire and its items are redone.
-    const healthy = new IndexingPipeline(t.infra.ds, t.infra.store, t.infra.blobs, t.infra.embedder, t.infra.runner, { info: () => undefined, error: () => undefined }, t.config.pipeline);
+    const healthy = new IndexingPipeline(t.infra.ds, t.infra.store, t.infra.blobs, t.infra.embedder, new RuleBasedInference(), t.infra.runner, { info: () => undefined, error: () => undefined }, t.config.pipeline);
     healthy.start();
     await doomed.stop();
     await waitForStatus(t, 'crashdb', memories.map((m) => m.id), ['completed'], 30_000);

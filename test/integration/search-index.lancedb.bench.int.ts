@@ -67,7 +67,7 @@ async function p50p95(run: (i: number) => Promise<unknown>): Promise<string> {
 
 (enabled ? describe : describe.skip)(`LanceDB search latency on ${N} random ${DIMS}-d chunks (SEARCH_BENCH=1)`, () => {
   jest.setTimeout(600_000);
-  const dir = mkdtempSync(join(tmpdir(), 'crs-lance-bench-'));
+  let dir: string | undefined;
   const report: string[] = [];
   let index: SearchIndex;
   const keywordQueries = Array.from({ length: QUERIES }, () => `${word()} ${word()} ${word()}`);
@@ -75,7 +75,7 @@ async function p50p95(run: (i: number) => Promise<unknown>): Promise<string> {
 
   afterAll(async () => {
     await index?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
     console.log(report.join('\n'));
   });
 
@@ -93,6 +93,7 @@ async function p50p95(run: (i: number) => Promise<unknown>): Promise<string> {
   }
 
   it('measures', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'crs-lance-bench-'));
     index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1, vectorIndexThreshold: 0 });
     await index.createIndex('bench', { dimensions: DIMS });
     const docs = Array.from({ length: N }, (_, i) => makeDoc(i));

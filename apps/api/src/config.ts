@@ -22,6 +22,8 @@ export interface AppConfig {
   /** The embedder new databases are created with (recorded per database). */
   embedder: EmbedderSpec;
   embeddings: { provider?: 'glove' | 'use' | 'openai'; url?: string; model?: string; apiKey?: string; dimensions?: number };
+  /** OpenAI-compatible chat endpoint for inference; offline rule-based extraction when unset. */
+  llm: { baseUrl?: string; model?: string; apiKey?: string };
   pipeline: { concurrency: number; leaseMs: number; maxAttempts: number; pollMs: number; chunkTokens: number };
   /** POST /feedback: submissions per organization per fixed window (docs/feedback.md). */
   feedback: { rateLimit: number; rateWindowSeconds: number };
@@ -65,6 +67,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
       apiKey: env.EMBEDDINGS_API_KEY || undefined,
       dimensions: env.EMBEDDINGS_DIMENSIONS ? Number(env.EMBEDDINGS_DIMENSIONS) : undefined,
     },
+    llm: { baseUrl: env.LLM_BASE_URL || undefined, model: env.LLM_MODEL || undefined, apiKey: env.LLM_API_KEY || undefined },
     pipeline: {
       concurrency: Number(env.PIPELINE_CONCURRENCY ?? 4),
       leaseMs: Number(env.PIPELINE_LEASE_MS ?? 60_000),

@@ -10,6 +10,10 @@ import { RateLimiter } from '../../../libs/persistence/src/rate-limiter';
 import { databasesProjection } from '../../../projections/databases/databases.projection';
 import { itemsProjection } from '../../../projections/items/items.projection';
 import { queriesProjection } from '../../../projections/queries/queries.projection';
+import { feedbackProjection } from '../../../projections/feedback/feedback.projection';
+import { webhookOutboxProjection } from '../../../projections/webhook-outbox/webhook-outbox.projection';
+import { openWebhookRuntime, type WebhookRuntime } from '../../worker/src/webhooks/webhook-runtime';
+import { feedbackStreams } from './feedback/feedback.repository';
 import { graphProjection, GRAPH_TABLES } from '../../../projections/graph/graph.projection';
 import { createEmbedder, PostgresEmbeddingCache, type Embedder } from '../../../libs/embeddings/src';
 import { createSearchIndex } from '../../../libs/search/src';
@@ -17,6 +21,8 @@ import { BlobStore } from '../../../libs/persistence/src/blob-store';
 import { SearchCatalog } from '../../worker/src/search/search-catalog';
 import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
 import { IndexingPipeline } from '../../worker/src/pipeline/indexing-pipeline';
+import { createInference } from '../../../libs/ingestion/src/inference/openai-chat.inference';
+import { DerivedMemoryCleaner } from '../../worker/src/processors/derived-memory-cleaner.processor';
 import { join } from 'node:path';
 import { BlobDirectoryContributor, DatabaseResources, GraphTablesContributor } from '../../worker/src/database-resources';
 import { DatabaseLifecycleProcessor } from '../../worker/src/processors/database-lifecycle.processor';
@@ -43,6 +49,8 @@ export class Infrastructure {
     readonly embedder: Embedder,
     readonly search: SearchCatalog,
     readonly pipeline: IndexingPipeline,
+    /** URL guard, secret vault, sender and the outbox dispatcher (docs/webhooks.md) */
+    readonly webhooks: WebhookRuntime,
   ) {}
 
   static async open(config: AppConfig, log: RunnerLogger): Promise<Infrastructure> {
@@ -66,23 +74,28 @@ export class Infrastructure {
       search,
       { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
     ]);
-    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, queriesProjection, graphProjection(blobs)];
+    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
-    subscribers.push(new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder, (p) => runner.waitFor(p, ['items'], 30_000)));
+    subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder, (p) => runner.waitFor(p, ['items'], 30_000)));
     await runner.migrate();
     await IndexingPipeline.migrate(ds);
-    const pipeline = new IndexingPipeline(ds, store, blobs, embedder, runner, log, config.pipeline);
+    const inference = createInference(config.llm);
+    const pipeline = new IndexingPipeline(ds, store, blobs, embedder, inference, runner, log, config.pipeline);
+    resources.add(feedbackStreams(ds));
+    const webhooks = await openWebhookRuntime({ ds, store, runner, config, log, resources });
     if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
-    return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, search, pipeline);
+    return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, search, pipeline, webhooks);
   }
 
   /** Starts projections, processors and the indexing pipeline (the worker role). */
   startWorker(): void {
     this.runner.start();
     this.pipeline.start();
+    this.webhooks.dispatcher.start();
   }
 
   async close(): Promise<void> {
+    await this.webhooks.dispatcher.stop();
     await this.pipeline.stop();
     await this.runner.stop();
     await this.search.index.close().catch(() => undefined);

@@ -7,6 +7,7 @@ import { verifyProjection } from '../../../libs/persistence/src/projection-verif
 import { rebuildSearchIndex, verifySearchIndex } from '../../worker/src/search/search-index-rebuild';
 import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
 import { aclHistory, visibleAt } from './audit';
+import { FeedbackRepository } from '../../api/src/feedback/feedback.repository';
 
 /** The search index is rebuilt by generation swap rather than in a Postgres transaction. */
 const SEARCH_INDEX = 'search-index';
@@ -201,6 +202,46 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         for (const e of page) if (printed < limit) emit(e);
         after = page[page.length - 1].position;
       }
+    });
+
+  const feedback = program.command('feedback').description('feedback submitted through POST /feedback (docs/feedback.md)');
+  const feedbackScope = async (o: { database?: string; org: string }) => {
+    const i = await open();
+    if (!o.database) return { i, repo: new FeedbackRepository(i.ds), databaseId: undefined, databaseName: undefined };
+    const db = /^[0-9a-f-]{36}$/.test(o.database) ? { id: o.database, name: o.database } : await i.directory.find(o.org, o.database);
+    if (!db) throw new Error(`database ${o.database} not found in organization ${o.org}`);
+    return { i, repo: new FeedbackRepository(i.ds), databaseId: db.id, databaseName: db.name };
+  };
+  feedback
+    .command('export')
+    .description('every submission as NDJSON, oldest first, with the linked query and its recorded results')
+    .option('--database <name-or-id>', 'only feedback about this database')
+    .option('--since <time>', 'only feedback recorded at or after this RFC 3339 time')
+    .option('--org <org>', 'organization', 'default')
+    .action(async (o: { database?: string; since?: string; org: string }) => {
+      const since = o.since ? new Date(o.since) : undefined;
+      if (since && Number.isNaN(since.getTime())) throw new Error(`--since ${o.since} is not a time`);
+      const { repo, databaseId } = await feedbackScope(o);
+      for (const line of await repo.export(o.org, { databaseId, since })) io.out(JSON.stringify(line));
+    });
+  feedback
+    .command('report')
+    .description('counts, and retrieval quality (recall@k, MRR) of the recorded results scored against ground_truth.source_ids')
+    .option('--database <name-or-id>', 'only feedback about this database')
+    .option('--org <org>', 'organization', 'default')
+    .option('--json', 'print the report as one JSON object (with per-query scores)')
+    .action(async (o: { database?: string; org: string; json?: boolean }) => {
+      const { repo, databaseId, databaseName } = await feedbackScope(o);
+      const r = await repo.report(o.org, { databaseId, databaseName });
+      if (o.json) {
+        io.out(JSON.stringify(r));
+        return;
+      }
+      const e = r.evaluation;
+      io.out(`feedback ${r.organization}${r.database ? ` / ${r.database}` : ''}: ${r.submissions} submissions (${r.linked} linked to a recorded query, ${r.unlinked} unlinked), ${r.with_ground_truth} with ground truth`);
+      io.out(`ratings: positive ${r.ratings.positive}, negative ${r.ratings.negative}, neutral ${r.ratings.neutral}, none ${r.ratings.none}; sources: user ${r.sources.user}, agent ${r.sources.agent}`);
+      if (!e.queries) io.out('retrieval quality: no linked query has ground_truth.source_ids yet');
+      else io.out(`retrieval quality over ${e.queries} queries with ground_truth.source_ids: ${Object.entries(e.recall_at).map(([k, v]) => `recall@${k} ${v.toFixed(3)}`).join('  ')}  MRR ${e.mrr.toFixed(3)}`);
     });
 
   try {

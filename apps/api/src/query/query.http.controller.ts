@@ -35,10 +35,12 @@ export class QueryController {
   @Post('recall/recall_preferences')
   @HttpCode(200)
   @DirectResponse()
-  @ApiOperation({ summary: 'Legacy: retrieve preferences from the memory store (searchable from graph_creation)', deprecated: true })
+  @ApiOperation({ summary: 'Legacy: retrieve the inferred preferences and traits (memories ingested with infer: true; searchable from graph_creation)', deprecated: true })
   async recallPreferences(@Req() req: FastifyRequest, @Body() body: QueryRequest) {
     addDeprecation(contextOf(req), '/recall/recall_preferences', '/query');
-    return { success: true, ...(await this.run(req, { ...body, type: 'memory' })) };
+    const filters = { ...(body.metadata_filters ?? {}) } as Record<string, any>;
+    filters.additional_metadata = { ...(filters.additional_metadata ?? {}), inferred_kind: ['preference', 'trait'] };
+    return { success: true, ...(await this.run(req, { ...body, type: 'memory', metadata_filters: filters })) };
   }
 
   private async run(req: FastifyRequest, body: QueryRequest) {

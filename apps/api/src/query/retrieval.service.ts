@@ -46,6 +46,9 @@ export interface ItemRow {
   created_at: Date;
   updated_at: Date;
   chunked_position: string | null;
+  /** inferred memories: the source's current ACL and whether the source still exists */
+  source_acl?: string[] | null;
+  source_missing?: boolean;
 }
 
 export interface RankedChunk {
@@ -122,15 +125,24 @@ export class RetrievalService {
     if (item.expires_at && new Date(item.expires_at).getTime() <= now) return false;
     // The chunk must belong to the item's current content (attribute updates re-stamp chunks with later versions).
     if (item.chunked_position === null || candidate.doc.version < Number(item.chunked_position)) return false;
+    if (item.kind === 'inferred') {
+      // Nothing derived from a document the caller may not see: the source's current ACL decides.
+      if (item.source_missing) return false;
+      if (!isVisible(item.source_acl, caller)) return false;
+    }
     return isVisible(item.acl, caller);
   }
 
   async items(databaseId: string, keys: string[]): Promise<Map<string, ItemRow>> {
     if (!keys.length) return new Map();
     const rows: ItemRow[] = await this.infra.ds.query(
-      `SELECT database_id, item_key, item_id, collection, store, kind, source_type, title, filename, metadata, additional_metadata, acl, app_kind, app_provider,
-              relations, status, expires_at, created_at, updated_at, chunked_position
-       FROM rm_items WHERE database_id = $1 AND item_key = ANY($2)`,
+      `SELECT i.database_id, i.item_key, i.item_id, i.collection, i.store, i.kind, i.source_type, i.title, i.filename, i.metadata, i.additional_metadata, i.acl,
+              i.app_kind, i.app_provider, i.relations, i.status, i.expires_at, i.created_at, i.updated_at, i.chunked_position,
+              s.acl AS source_acl, (i.kind = 'inferred' AND s.item_key IS NULL) AS source_missing
+       FROM rm_items i
+       LEFT JOIN rm_items s ON i.kind = 'inferred' AND s.database_id = i.database_id AND s.collection = i.collection AND s.store = 'memory'
+                           AND s.item_id = i.additional_metadata->>'derived_from' AND s.kind <> 'inferred'
+       WHERE i.database_id = $1 AND i.item_key = ANY($2)`,
       [databaseId, keys],
     );
     return new Map(rows.map((r) => [r.item_key, r]));

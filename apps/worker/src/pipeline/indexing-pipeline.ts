@@ -12,6 +12,9 @@ import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
 import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
 import { embeddingText, type StoredChunk } from '../search/chunk-docs';
 import { extractGraph } from '../../../../libs/ingestion/src/graph/extract-graph';
+import type { Inference } from '../../../../libs/ingestion/src/inference/inference.port';
+import { itemKey } from '../../../../libs/domain/src/items/item-input';
+import type { ItemIngested } from '../../../../libs/domain/src/items/item.events';
 
 export const PIPELINE_DDL = `CREATE TABLE IF NOT EXISTS pipeline_leases (
   database_id uuid NOT NULL,
@@ -62,6 +65,12 @@ interface ItemRow {
   status: IndexingStatus;
   app_provider: string | null;
   app_kind: string | null;
+  infer: boolean;
+  user_name: string | null;
+  custom_instructions: string | null;
+  expires_at: Date | null;
+  metadata: Record<string, any>;
+  acl: string[] | null;
 }
 
 /** Recorded with every extraction, so a change of extractor is visible in the log. */
@@ -92,6 +101,7 @@ export class IndexingPipeline {
     private readonly store: EventStore,
     private readonly blobs: BlobStore,
     private readonly embedder: Embedder,
+    private readonly inference: Inference,
     private readonly runner: ProjectionRunner,
     private readonly log: RunnerLogger,
     private readonly options: PipelineOptions,
@@ -194,6 +204,7 @@ export class IndexingPipeline {
       if (!(await this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000))) throw new Error('the search index did not catch up in time');
       await this.advance(ctx, item, 'graph_creation');
       await this.extractGraph(ctx, item, stored);
+      if (item.infer) await this.infer(ctx, item);
       await this.options.graphStep?.(job);
       await this.advance(ctx, item, 'completed');
       await this.release(job);
@@ -218,6 +229,53 @@ export class IndexingPipeline {
         ? [{ type: 'GraphExtracted', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, collection: item.collection, graphSha256, entityCount: graph.entities.length, relationCount: graph.relations.length, extractor: GRAPH_EXTRACTOR } }]
         : [],
     );
+  }
+
+  /**
+   * Memory inference: facts extracted from the input become derived memories (items of their own, linked to the
+   * source by `derived_from`), appended before InferenceCompleted so a redo after a crash completes the set; an
+   * unchanged derived memory is not appended again, and ones no longer produced are deleted.
+   */
+  private async infer(ctx: CommandContext, item: ItemRow): Promise<void> {
+    const raw = (await this.blobs.get(item.database_id, item.content_sha256)).toString('utf8');
+    const facts = await this.inference.extract({
+      ...(item.pairs ? { pairs: JSON.parse(raw) } : { text: raw }),
+      userName: item.user_name,
+      customInstructions: item.custom_instructions,
+    });
+    const factsSha256 = await this.blobs.put(item.database_id, JSON.stringify(facts));
+    const derivedIds = facts.map((_, i) => `${item.item_id}::inferred:${i}`);
+    let last: number | null = null;
+    for (const [i, fact] of facts.entries()) {
+      const id = derivedIds[i];
+      const key = itemKey(item.collection, 'memory', id);
+      const sha256 = await this.blobs.put(item.database_id, fact.text);
+      const event: ItemIngested = {
+        type: 'ItemIngested',
+        data: {
+          databaseId: item.database_id, itemKey: key, collection: item.collection, store: 'memory', itemId: id, kind: 'inferred', title: null,
+          content: { sha256, bytes: Buffer.byteLength(fact.text), contentType: 'text/plain' }, pairs: false, isMarkdown: false, infer: false,
+          customInstructions: null, userName: item.user_name, expiresAt: item.expires_at ? new Date(item.expires_at).toISOString() : null, metadata: item.metadata,
+          additionalMetadata: { derived_from: item.item_id, inferred_kind: fact.kind, inference_model: this.inference.modelId }, relations: [item.item_id],
+          ...(item.acl ? { acl: item.acl } : {}), sourceType: 'inferred_memory',
+        },
+      };
+      last = (await decideOnItem(this.store, ctx, item.database_id, key, (state) => (state.live && state.contentSha === sha256 ? [] : [event]))) ?? last;
+    }
+    const stale: { item_key: string; item_id: string }[] = await this.ds.query(
+      `SELECT item_key, item_id FROM rm_items WHERE database_id = $1 AND collection = $2 AND store = 'memory' AND additional_metadata->>'derived_from' = $3 AND NOT (item_id = ANY($4))`,
+      [item.database_id, item.collection, item.item_id, derivedIds],
+    );
+    for (const s of stale) {
+      const ids = { databaseId: item.database_id, itemKey: s.item_key, itemId: s.item_id, collection: item.collection, store: 'memory' as const };
+      await decideOnItem(this.store, ctx, item.database_id, s.item_key, (state) => (state.live ? [{ type: 'ItemDeleted', data: ids }] : []));
+    }
+    await this.onItem(ctx, item, (state) =>
+      state.live && state.contentVersion === item.content_version && !state.inferred
+        ? [{ type: 'InferenceCompleted', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, factsSha256, derivedIds, model: this.inference.modelId } }]
+        : [],
+    );
+    if (last !== null) this.wake();
   }
 
   private async chunk(item: ItemRow): Promise<{ chunks: Chunk[]; format: string; parsedBytes: number }> {

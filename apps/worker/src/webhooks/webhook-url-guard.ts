@@ -75,6 +75,7 @@ export interface PinnedTarget {
   family: 4 | 6;
 }
 
+const HTTPS_ONLY = 'url must use https:// (http:// is allowed only to 127.0.0.1/::1 with WEBHOOK_ALLOW_LOOPBACK=true)';
 const urlInvalid = (message: string) => new DomainError('validation', 'WEBHOOK_URL_INVALID', message);
 const urlBlocked = (message: string) => new DomainError('validation', 'WEBHOOK_URL_BLOCKED', message);
 
@@ -110,42 +111,51 @@ export class WebhookUrlGuard {
    */
   async checkRegistration(raw: unknown): Promise<string> {
     const url = this.parse(raw, (m) => urlInvalid(m));
+    if (url.protocol === 'http:' && !this.options.allowLoopback) throw urlInvalid(HTTPS_ONLY);
     const literal = literalAddress(url);
+    let addresses: string[];
     if (literal) {
       if (!this.isAddressAllowed(literal)) throw urlBlocked(`url must point to the public internet; ${literal} is a private, loopback, link-local or reserved address`);
+      addresses = [literal];
     } else {
       const reason = localName(url.hostname);
       if (reason) throw urlBlocked(`url must point to the public internet; ${reason}`);
-      this.checkScheme(url, null, (m) => urlInvalid(m));
-      const addresses = await this.resolveWithin(url.hostname, this.options.lookupTimeoutMs ?? 3000).catch(() => []);
-      const bad = addresses.find((a) => !this.isAddressAllowed(a.address));
-      if (bad) throw urlBlocked(`url must point to the public internet; ${url.hostname} resolves to ${bad.address}`);
+      addresses = (await this.resolveWithin(url.hostname, this.options.lookupTimeoutMs ?? 3000).catch(() => [])).map((a) => a.address);
+      const bad = addresses.find((a) => !this.isAddressAllowed(a));
+      if (bad) throw urlBlocked(`url must point to the public internet; ${url.hostname} resolves to ${bad}`);
     }
-    this.checkScheme(url, literal, (m) => urlInvalid(m));
+    if (url.protocol === 'http:' && !this.loopbackOnly(addresses)) throw urlInvalid(HTTPS_ONLY);
     return url.href;
   }
 
   /** Delivery check: resolve now, refuse if any address is blocked, and return the address to connect to. */
   async resolveForDelivery(raw: string): Promise<PinnedTarget> {
     const url = this.parse(raw, (m) => new DeliveryTargetError('URL_INVALID', m));
+    if (url.protocol === 'http:' && !this.options.allowLoopback) throw new DeliveryTargetError('URL_INVALID', HTTPS_ONLY);
     const literal = literalAddress(url);
-    this.checkScheme(url, literal, (m) => new DeliveryTargetError('URL_INVALID', m));
+    let addresses: string[];
     if (literal) {
       if (!this.isAddressAllowed(literal)) throw new DeliveryTargetError('URL_BLOCKED', `${literal} is not a public address`);
-      return { url, address: literal, family: isIP(literal) as 4 | 6 };
+      addresses = [literal];
+    } else {
+      const reason = localName(url.hostname);
+      if (reason) throw new DeliveryTargetError('URL_BLOCKED', reason);
+      try {
+        addresses = (await this.resolveWithin(url.hostname, 5000)).map((a) => a.address);
+      } catch (err) {
+        throw new DeliveryTargetError('DNS_FAILED', `could not resolve ${url.hostname}: ${(err as Error).message}`);
+      }
+      if (!addresses.length) throw new DeliveryTargetError('DNS_FAILED', `${url.hostname} has no address`);
+      const bad = addresses.find((a) => !this.isAddressAllowed(a));
+      if (bad) throw new DeliveryTargetError('URL_BLOCKED', `${url.hostname} resolves to ${bad}, which is not a public address`);
     }
-    const reason = localName(url.hostname);
-    if (reason) throw new DeliveryTargetError('URL_BLOCKED', reason);
-    let addresses: { address: string; family: number }[];
-    try {
-      addresses = await this.resolveWithin(url.hostname, 5000);
-    } catch (err) {
-      throw new DeliveryTargetError('DNS_FAILED', `could not resolve ${url.hostname}: ${(err as Error).message}`);
-    }
-    if (!addresses.length) throw new DeliveryTargetError('DNS_FAILED', `${url.hostname} has no address`);
-    const bad = addresses.find((a) => !this.isAddressAllowed(a.address));
-    if (bad) throw new DeliveryTargetError('URL_BLOCKED', `${url.hostname} resolves to ${bad.address}, which is not a public address`);
-    return { url, address: addresses[0].address, family: isIP(addresses[0].address) as 4 | 6 };
+    if (url.protocol === 'http:' && !this.loopbackOnly(addresses)) throw new DeliveryTargetError('URL_INVALID', HTTPS_ONLY);
+    return { url, address: addresses[0], family: isIP(addresses[0]) as 4 | 6 };
+  }
+
+  /** http:// is allowed only with WEBHOOK_ALLOW_LOOPBACK and only when every address is 127.0.0.1 or ::1. */
+  private loopbackOnly(addresses: string[]): boolean {
+    return this.options.allowLoopback && addresses.length > 0 && addresses.every((a) => a === '127.0.0.1' || a === '::1');
   }
 
   private parse<E extends Error>(raw: unknown, fail: (m: string) => E): URL {
@@ -161,12 +171,6 @@ export class WebhookUrlGuard {
     if (url.username || url.password) throw fail('url must not carry credentials (user:password@); use a signing secret to authenticate deliveries');
     if (!url.hostname) throw fail('url has no host');
     return url;
-  }
-
-  private checkScheme<E extends Error>(url: URL, literal: string | null, fail: (m: string) => E): void {
-    if (url.protocol === 'https:') return;
-    const loopback = this.options.allowLoopback && (literal === '127.0.0.1' || literal === '::1');
-    if (!loopback) throw fail('url must use https:// (http:// is allowed only to 127.0.0.1/::1 with WEBHOOK_ALLOW_LOOPBACK=true)');
   }
 
   private async resolveWithin(hostname: string, ms: number) {

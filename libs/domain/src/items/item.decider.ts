@@ -10,6 +10,9 @@ export interface ItemState {
   status: IndexingStatus | null;
   chunked: boolean;
   graphed?: boolean;
+  inferred?: boolean;
+  /** sha256 of the current content */
+  contentSha?: string;
 }
 export const initialItem = (): ItemState => ({ live: false, contentVersion: null, status: null, chunked: false });
 
@@ -17,11 +20,13 @@ export const initialItem = (): ItemState => ({ live: false, contentVersion: null
 export function evolveItem(state: ItemState, event: ItemEvent & { revision?: number }): ItemState {
   switch (event.type) {
     case 'ItemIngested':
-      return { live: true, acl: event.data.acl, contentVersion: event.revision ?? (state.contentVersion ?? -1) + 1, status: 'queued', chunked: false };
+      return { live: true, acl: event.data.acl, contentSha: event.data.content.sha256, contentVersion: event.revision ?? (state.contentVersion ?? -1) + 1, status: 'queued', chunked: false };
     case 'AclChanged':
       return { ...state, acl: event.data.acl };
     case 'ItemMetadataUpdated':
       return state;
+    case 'InferenceCompleted':
+      return event.data.contentVersion === state.contentVersion ? { ...state, inferred: true } : state;
     case 'GraphExtracted':
       return event.data.contentVersion === state.contentVersion ? { ...state, graphed: true } : state;
     case 'StatusAdvanced':

@@ -5,7 +5,7 @@ import type { MetadataValue } from './item-input';
  * Content lives in content-addressed blobs; events carry only the hash.
  */
 export type Store = 'memory' | 'knowledge';
-export type ItemKind = 'memory' | 'file' | 'app';
+export type ItemKind = 'memory' | 'file' | 'app' | 'inferred';
 export type IndexingStatus = 'queued' | 'processing' | 'graph_creation' | 'completed' | 'errored';
 
 export interface ContentRef {
@@ -110,4 +110,10 @@ export interface GraphExtracted {
   data: { databaseId: string; itemKey: string; contentVersion: number; collection: string; graphSha256: string; entityCount: number; relationCount: number; extractor: string };
 }
 
-export type ItemEvent = ItemIngested | StatusAdvanced | ItemChunked | ItemDeleted | ItemMetadataUpdated | AclChanged | GraphExtracted;
+/** What memory inference produced for one content version (blob: [{kind, text}]); the derived memories are items of their own. */
+export interface InferenceCompleted {
+  type: 'InferenceCompleted';
+  data: { databaseId: string; itemKey: string; contentVersion: number; factsSha256: string; derivedIds: string[]; model: string };
+}
+
+export type ItemEvent = ItemIngested | StatusAdvanced | ItemChunked | ItemDeleted | ItemMetadataUpdated | AclChanged | GraphExtracted | InferenceCompleted;

@@ -48,7 +48,8 @@ export class ListContextController {
     }
     const caller = callerPrincipals(input.acl);
 
-    const where = ['database_id = $1', 'collection = $2', 'store = $3', '(expires_at IS NULL OR expires_at > now())'];
+    // Inferred memories are listed under their source (inferred_content), not as memories of their own.
+    const where = ['database_id = $1', 'collection = $2', 'store = $3', '(expires_at IS NULL OR expires_at > now())', "kind <> 'inferred'"];
     const params: unknown[] = [db.id, collection, store];
     if (input.ids !== undefined) {
       if (!Array.isArray(input.ids) || input.ids.length > 100 || input.ids.some((x) => typeof x !== 'string')) throw invalid('ids must be an array of at most 100 ids');
@@ -84,8 +85,18 @@ export class ListContextController {
     const totalPages = Math.max(1, Math.ceil(total / pageSize));
     const pagination = { page, page_size: pageSize, total, total_pages: totalPages, has_next: page < totalPages, has_previous: page > 1 };
     if (store === 'memory') {
+      const derived: ItemRecord[] = rows.length
+        ? await this.infra.ds.query(
+            `SELECT * FROM rm_items WHERE database_id = $1 AND collection = $2 AND kind = 'inferred' AND additional_metadata->>'derived_from' = ANY($3) ORDER BY item_id`,
+            [db.id, collection, rows.map((r) => r.item_id)],
+          )
+        : [];
       const user_memories = await Promise.all(
-        rows.map(async (r) => ({ memory_id: r.item_id, memory_content: await this.content(r), inferred_content: null, ...itemView(r) })),
+        rows.map(async (r) => {
+          const mine = derived.filter((d) => d.additional_metadata?.derived_from === r.item_id);
+          const inferred = mine.length ? (await Promise.all(mine.map((d) => this.content(d)))).filter(Boolean).join('\n') : null;
+          return { memory_id: r.item_id, memory_content: await this.content(r), inferred_content: inferred, ...itemView(r) };
+        }),
       );
       return { success: true, user_memories, total, pagination };
     }

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { DomainError } from '../../../../../libs/domain/src/errors';
+import type { FeedbackRecorded } from '../../../../../libs/domain/src/feedback/feedback.events';
+import type { NormalizedFeedback } from '../../../../../libs/domain/src/feedback/feedback-input';
+import { streams } from '../../../../../libs/domain/src/streams';
+import { metadataFor, type CommandContext } from '../../../../../libs/eventstore/src/command-handling';
+import type { EventStore } from '../../../../../libs/eventstore/src/event-store.port';
+import type { ApiKeyRecord } from '../../../../../libs/persistence/src/api-keys';
+import type { ProjectionRunner } from '../../../../../libs/persistence/src/projection-runner';
+import type { RateLimiter } from '../../../../../libs/persistence/src/rate-limiter';
+import type { AppConfig } from '../../config';
+import { keyReaches, type DatabaseRecord } from '../../databases/database-directory';
+import { RateLimitedError } from '../../http/errors';
+import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER, RATE_LIMITER } from '../../tokens';
+
+export interface FeedbackResponse {
+  feedback_id: string;
+  request_id: string;
+  recorded: boolean;
+  created_at: string;
+  message: string;
+  linked: boolean;
+}
+
+interface QueryLink {
+  linked: boolean;
+  queryDatabaseId: string | null;
+  reason: 'linked' | 'unknown' | 'other_database';
+}
+
+/**
+ * Records one feedback submission: rate limit (per organization), link to the recorded query, one
+ * FeedbackRecorded event in its own stream. The append is the only write: when it fails nothing was
+ * recorded and the client gets 500, so a retry cannot create a duplicate.
+ */
+@Injectable()
+export class SubmitFeedbackHandler {
+  private readonly logger = new Logger('feedback');
+
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PROJECTION_RUNNER) private readonly runner: ProjectionRunner,
+    @Inject(RATE_LIMITER) private readonly rateLimiter: RateLimiter,
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async submit(ctx: CommandContext, auth: ApiKeyRecord, db: DatabaseRecord | null, collection: string | null, input: NormalizedFeedback): Promise<FeedbackResponse> {
+    const { rateLimit, rateWindowSeconds } = this.config.feedback;
+    const decision = await this.rateLimiter.consume(auth.orgId, 'feedback', rateLimit, rateWindowSeconds);
+    if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, `feedback submissions (${rateLimit} per ${rateWindowSeconds} seconds per organization)`);
+
+    const link = await this.link(auth, input.requestId, db);
+    const feedbackId = randomUUID();
+    const data: FeedbackRecorded['data'] = {
+      feedbackId,
+      requestId: input.requestId,
+      databaseId: db?.id ?? null,
+      databaseName: db?.name ?? null,
+      collection,
+      feedback: input.feedback,
+      rating: input.rating,
+      source: input.source,
+      groundTruth: input.groundTruth,
+      metadata: input.metadata,
+      linked: link.linked,
+      queryDatabaseId: link.queryDatabaseId,
+    };
+    const metadata = metadataFor({ ...ctx, databaseId: db?.id ?? link.queryDatabaseId ?? undefined });
+    let position: number;
+    try {
+      ({ position } = await this.store.append(streams.feedback(feedbackId), [{ type: 'FeedbackRecorded', data, metadata }], { expectedRevision: 'no_stream' }));
+    } catch (err) {
+      this.logger.error(`feedback for request ${input.requestId} could not be stored: ${(err as Error).message}`);
+      throw new DomainError('internal', 'FEEDBACK_NOT_RECORDED', 'Feedback could not be stored; nothing was recorded, so retrying cannot create a duplicate');
+    }
+    await this.runner.waitFor(position, ['feedback'], this.config.projectionWaitMs);
+    return {
+      feedback_id: feedbackId,
+      request_id: input.requestId,
+      recorded: true,
+      created_at: metadata.occurredAt,
+      linked: link.linked,
+      message:
+        link.reason === 'linked'
+          ? `Feedback recorded for query ${input.requestId}`
+          : link.reason === 'other_database'
+            ? `Feedback recorded, but query ${input.requestId} ran on another database than '${db!.name}': it is stored unlinked`
+            : `Feedback recorded, but no query with request_id ${input.requestId} is known to this service: it is stored unlinked and left out of evaluations`,
+    };
+  }
+
+  /** The recorded query with this request id, if this key can see it (its organization, a database it reaches). */
+  private async link(auth: ApiKeyRecord, requestId: string, db: DatabaseRecord | null): Promise<QueryLink> {
+    let found = await this.findQuery(auth, requestId);
+    if (!found) {
+      // The query may have been recorded an instant ago: let the queries read model catch up once.
+      await this.runner.waitFor(await this.store.headPosition(), ['queries'], this.config.projectionWaitMs);
+      found = await this.findQuery(auth, requestId);
+    }
+    if (!found) return { linked: false, queryDatabaseId: null, reason: 'unknown' };
+    if (db && db.id !== found.databaseId) return { linked: false, queryDatabaseId: null, reason: 'other_database' };
+    return { linked: true, queryDatabaseId: found.databaseId, reason: 'linked' };
+  }
+
+  private async findQuery(auth: ApiKeyRecord, requestId: string): Promise<{ databaseId: string } | null> {
+    const rows: { database_id: string; name: string }[] = await this.ds.query(
+      `SELECT q.database_id, d.name FROM rm_queries q JOIN rm_databases d ON d.id = q.database_id
+       WHERE q.request_id = $1 AND q.org_id = $2 AND d.status <> 'deleting'`,
+      [requestId, auth.orgId],
+    );
+    const row = rows.find((r) => keyReaches(auth, r.name));
+    return row ? { databaseId: row.database_id } : null;
+  }
+}

@@ -1,0 +1,53 @@
+import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { DomainError } from '../../../../../libs/domain/src/errors';
+import { normalizeFeedback } from '../../../../../libs/domain/src/feedback/feedback-input';
+import { assertCollectionName } from '../../../../../libs/domain/src/names';
+import { authOf } from '../../http/auth.hook';
+import { commandContext } from '../../http/command-context';
+import { contextOf, type RequestContext } from '../../http/request-context';
+import { readScope } from '../../http/scope';
+import { DatabaseDirectory } from '../../databases/database-directory';
+import { DATABASE_DIRECTORY } from '../../tokens';
+import { SubmitFeedbackRequest } from './submit-feedback.request.dto';
+import { SubmitFeedbackHandler } from './submit-feedback.handler';
+
+@ApiTags('feedback')
+@Controller()
+export class SubmitFeedbackController {
+  constructor(private readonly handler: SubmitFeedbackHandler, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+
+  @Post('feedback')
+  @HttpCode(201)
+  @ApiOperation({ summary: "Feedback about a query that already ran, linked by its request_id; every submission is stored separately (rate limit: 100 per minute per organization)" })
+  async submit(@Req() req: FastifyRequest, @Body() body: SubmitFeedbackRequest) {
+    const ctx = contextOf(req);
+    const input: SubmitFeedbackRequest = body ?? {};
+    try {
+      const scope = readScope(ctx, input, { requireDatabase: false });
+      if (scope.collection) assertCollectionName(scope.collection, input.collection != null ? 'collection' : 'sub_tenant_id');
+      const feedback = normalizeFeedback(input);
+      const auth = authOf(req);
+      const db = scope.database ? await this.directory.resolve(auth, scope.database) : null;
+      return await this.handler.submit(commandContext(req), auth, db, scope.collection ?? null, feedback);
+    } catch (err) {
+      throw withDeprecationDetail(ctx, err);
+    }
+  }
+}
+
+/** A validation failure of a request that used a deprecated alias carries `detail` naming it (spec: Errors). */
+function withDeprecationDetail(ctx: RequestContext, err: unknown): unknown {
+  if (!(err instanceof DomainError) || err.kind !== 'validation' || err.detail) return err;
+  const notice = ctx.deprecations.find((d) => d.deprecated_field === 'tenant_id' || d.deprecated_field === 'sub_tenant_id');
+  if (!notice) return err;
+  return new DomainError(err.kind, err.code, err.message, {
+    error_code: err.code,
+    message: err.message,
+    deprecated: true,
+    deprecated_field: notice.deprecated_field,
+    preferred_field: notice.preferred_field,
+    success: false,
+  });
+}

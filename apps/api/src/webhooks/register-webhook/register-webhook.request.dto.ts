@@ -1,0 +1,25 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Allow } from 'class-validator';
+
+/** POST /webhooks/indexing. Rules are checked by WebhookCommands (URL guard, secret length, 422 on both secret options). */
+export class RegisterWebhookRequest {
+  @ApiProperty({ description: 'Public HTTPS URL (private, loopback, link-local and reserved addresses are refused)', example: 'https://example.com/hooks/indexing' })
+  @Allow() url?: unknown;
+
+  @ApiPropertyOptional({ type: [String], description: 'Default: every event type (indexing.status_changed)', example: ['indexing.status_changed'] })
+  @Allow() event_types?: unknown;
+
+  @ApiPropertyOptional({ minLength: 16, description: 'HMAC signing secret (at least 16 characters). Omitted on edit: the existing secret is kept.' })
+  @Allow() signing_secret?: unknown;
+
+  @ApiPropertyOptional({ description: 'Generate a secret, returned once in this response (422 together with signing_secret)' })
+  @Allow() generate_signing_secret?: unknown;
+}
+
+export class SetSigningSecretRequest {
+  @ApiPropertyOptional({ minLength: 16, description: 'Supply a secret; omit the body to generate one (returned once)' })
+  @Allow() signing_secret?: unknown;
+
+  @ApiPropertyOptional({ description: 'Generate a secret (the default without a body)' })
+  @Allow() generate_signing_secret?: unknown;
+}

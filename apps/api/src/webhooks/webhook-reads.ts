@@ -1,0 +1,137 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { invalid } from '../../../../libs/domain/src/errors';
+import { DELIVERY_STATUSES, type VisibleDeliveryStatus } from '../../../../libs/domain/src/webhooks/webhook.events';
+import { DATA_SOURCE } from '../tokens';
+
+export interface RegistrationView {
+  registered: boolean;
+  url: string | null;
+  event_types: string[];
+  signing_secret_configured: boolean;
+}
+
+export interface DeliveryRecordView {
+  delivery_id: string;
+  doc_id: string;
+  status: VisibleDeliveryStatus;
+  indexing_status: string;
+  event_type: string;
+  attempts: number;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  database: string;
+  collection: string;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+}
+
+/** `sweeping` is a pending or failed record whose dispatcher lease is live. */
+const VISIBLE_STATUS = `CASE WHEN l.lease_until > now() AND d.status IN ('pending', 'failed') THEN 'sweeping' ELSE d.status END`;
+
+const SELECT_DELIVERIES = `SELECT d.*, ${VISIBLE_STATUS} AS visible_status, COALESCE(db.name, '') AS database_name
+  FROM rm_webhook_deliveries d
+  LEFT JOIN webhook_delivery_leases l ON l.delivery_id = d.delivery_id
+  LEFT JOIN rm_webhook_databases db ON db.database_id = d.database_id`;
+
+export const LIST_LIMIT = { min: 1, max: 100, default: 20 };
+
+/** Reads of the webhook outbox read model (plus the dispatcher's leases for `sweeping`). */
+@Injectable()
+export class WebhookReads {
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  async current(orgId: string): Promise<{ url: string; eventTypes: string[]; secretId: string | null } | null> {
+    const [row] = await this.ds.query('SELECT url, event_types, secret_id FROM rm_webhooks WHERE org_id = $1', [orgId]);
+    return row ? { url: row.url, eventTypes: row.event_types, secretId: row.secret_id } : null;
+  }
+
+  async registration(orgId: string): Promise<RegistrationView> {
+    const hook = await this.current(orgId);
+    if (!hook) return { registered: false, url: null, event_types: [], signing_secret_configured: false };
+    return { registered: true, url: hook.url, event_types: hook.eventTypes, signing_secret_configured: hook.secretId !== null };
+  }
+
+  /**
+   * Newest first (by the log position of the status event, unique per record: a stable order); the cursor
+   * is the last position seen. Keys limited to some databases see only those databases' deliveries.
+   */
+  async list(orgId: string, auth: { databases: string[] | null }, q: { limit: number; status?: VisibleDeliveryStatus; cursor?: string }) {
+    const after = q.cursor ? decodeCursor(q.cursor) : null;
+    const rows: any[] = await this.ds.query(
+      `${SELECT_DELIVERIES}
+       WHERE d.org_id = $1 AND ($2::bigint IS NULL OR d.position < $2) AND ($3::text IS NULL OR ${VISIBLE_STATUS} = $3)
+         AND ($4::text[] IS NULL OR db.name = ANY($4))
+       ORDER BY d.position DESC
+       LIMIT $5`,
+      [orgId, after, q.status ?? null, auth.databases, q.limit + 1],
+    );
+    const page = rows.slice(0, q.limit);
+    const more = rows.length > q.limit;
+    return {
+      deliveries: page.map(toView),
+      count: page.length,
+      next_cursor: more ? encodeCursor(Number(page[page.length - 1].position)) : null,
+    };
+  }
+
+  async delivery(orgId: string, auth: { databases: string[] | null }, deliveryId: string): Promise<(DeliveryRecordView & { databaseId: string }) | null> {
+    const [row] = await this.ds.query(`${SELECT_DELIVERIES} WHERE d.org_id = $1 AND d.delivery_id = $2 AND ($3::text[] IS NULL OR db.name = ANY($3))`, [orgId, deliveryId, auth.databases]);
+    return row ? { ...toView(row), databaseId: row.database_id } : null;
+  }
+}
+
+export function parseListQuery(query: Record<string, unknown>): { limit: number; status?: VisibleDeliveryStatus; cursor?: string } {
+  for (const k of Object.keys(query)) if (!['limit', 'status', 'cursor'].includes(k)) throw invalid(`${k} is not a parameter of this endpoint (limit, status, cursor)`);
+  let limit = LIST_LIMIT.default;
+  if (query.limit !== undefined) {
+    const s = String(query.limit);
+    if (!/^\d+$/.test(s) || Number(s) < LIST_LIMIT.min || Number(s) > LIST_LIMIT.max) throw invalid(`limit must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}`);
+    limit = Number(s);
+  }
+  let status: VisibleDeliveryStatus | undefined;
+  if (query.status !== undefined) {
+    if (typeof query.status !== 'string' || !DELIVERY_STATUSES.includes(query.status as VisibleDeliveryStatus)) throw invalid(`status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+    status = query.status as VisibleDeliveryStatus;
+  }
+  let cursor: string | undefined;
+  if (query.cursor !== undefined && query.cursor !== '') {
+    if (typeof query.cursor !== 'string') throw invalid('cursor must be the next_cursor of the previous page');
+    decodeCursor(query.cursor);
+    cursor = query.cursor;
+  }
+  return { limit, status, cursor };
+}
+
+function encodeCursor(position: number): string {
+  return Buffer.from(`v1:${position}`, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): number {
+  const m = /^v1:(\d{1,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw invalid('cursor is not a next_cursor returned by this endpoint');
+  return Number(m[1]);
+}
+
+const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
+
+function toView(r: any): DeliveryRecordView {
+  return {
+    delivery_id: r.delivery_id,
+    doc_id: r.doc_id,
+    status: r.visible_status,
+    indexing_status: r.indexing_status,
+    event_type: r.event_type,
+    attempts: r.attempts,
+    error_code: r.error_code,
+    error_message: r.error_message,
+    created_at: iso(r.created_at)!,
+    updated_at: iso(r.updated_at)!,
+    database: r.database_name,
+    collection: r.collection,
+    next_attempt_at: ['pending', 'failed'].includes(r.status) ? iso(r.next_attempt_at) : null,
+    last_status_code: r.last_status_code,
+  };
+}
