@@ -18,6 +18,7 @@ import { ListContextController } from './context/list-context/list-context.http.
 import { DeleteContextController } from './context/delete-context/delete-context.http.controller';
 import { AddMemoryController } from './context/ingest-context/add-memory.http.controller';
 import { GraphController } from './context/graph/graph.http.controller';
+import { InspectContextController } from './context/inspect-context/inspect-context.http.controller';
 import { DatabaseStatsController } from './databases/database-stats/database-stats.http.controller';
 import { QueryService } from './query/query.service';
 import { RetrievalService } from './query/retrieval.service';
@@ -76,6 +77,7 @@ export class AppModule {
         GetDeliveryController,
         RetryDeliveryController,
         GraphController,
+        InspectContextController,
       ],
       providers: [
         { provide: INFRASTRUCTURE, useValue: infra },

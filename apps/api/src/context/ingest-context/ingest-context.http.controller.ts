@@ -27,7 +27,8 @@ export class IngestContextController {
   @ApiOperation({ summary: 'Ingest memories (type=memory, `memories` JSON string) or knowledge (type=knowledge, files in `documents` and/or `app_knowledge`)' })
   async ingest(@Req() req: FastifyRequest) {
     const body = await readMultipart(req);
-    const type = field(body, 'type');
+    // The original SDK may omit type: memories means memory, anything else knowledge.
+    const type = field(body, 'type') ?? (body.fields.memories ? 'memory' : 'knowledge');
     if (type !== 'memory' && type !== 'knowledge') throw invalid(`type must be 'memory' or 'knowledge'`);
     return this.run(req, body, type);
   }

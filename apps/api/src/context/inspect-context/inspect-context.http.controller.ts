@@ -1,0 +1,47 @@
+import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { callerPrincipals, isVisible } from '../../../../../libs/domain/src/acl';
+import { invalid, notFound } from '../../../../../libs/domain/src/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { authOf } from '../../http/auth.hook';
+import { contextOf } from '../../http/request-context';
+import { readScope } from '../../http/scope';
+import { INFRASTRUCTURE } from '../../tokens';
+import type { Infrastructure } from '../../infrastructure';
+import { findItem, parseStoreType } from '../item-view';
+
+/** Largest content returned inline (larger items answer with size and type only). */
+export const INSPECT_MAX_BYTES = 10 * 1024 * 1024;
+
+@ApiTags('context')
+@Controller()
+export class InspectContextController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  @Get('context/inspect')
+  @ApiOperation({
+    summary:
+      'Content of an item as ingested: ?database=&id=&collection=&type=&mode=content|url|both&acl=... Text content in `content`, binary in `content_base64`. Presigned URLs are not offered by this service (`presigned_url` is null).',
+  })
+  async inspect(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>) {
+    for (const k of Object.keys(query)) if (!['database', 'tenant_id', 'collection', 'sub_tenant_id', 'id', 'type', 'mode', 'expiry_seconds', 'acl'].includes(k)) throw invalid(`${k} is not an inspect parameter`);
+    const ctx = contextOf(req);
+    const scope = readScope(ctx, query, { requireDatabase: true });
+    const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
+    if (typeof query.id !== 'string' || !query.id) throw invalid('id is required');
+    const mode = (query.mode ?? 'content') as string;
+    if (!['content', 'url', 'both'].includes(mode)) throw invalid("mode must be 'content', 'url' or 'both'");
+    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
+    const item = await findItem(this.infra.ds, db.id, collection, query.id, parseStoreType(query.type));
+    const caller = callerPrincipals(query.acl === undefined ? undefined : Array.isArray(query.acl) ? query.acl : [query.acl]);
+    if (!isVisible(item.acl, caller) || (item.expires_at && new Date(item.expires_at).getTime() <= Date.now())) throw notFound('ITEM_NOT_FOUND', `no item with id '${query.id}'`);
+    const size = Number(item.bytes);
+    const base = { success: true, id: item.item_id, content_type: item.content_type, size_bytes: size, presigned_url: null as string | null, content: null as string | null, content_base64: null as string | null, error: null as string | null };
+    if (mode === 'url') return { ...base, message: 'presigned URLs are not offered by this service; use mode=content' };
+    if (size > INSPECT_MAX_BYTES) return { ...base, message: `content is larger than ${INSPECT_MAX_BYTES} bytes; not returned inline` };
+    const bytes = await this.infra.blobs.get(db.id, item.content_sha256);
+    const textual = item.pairs || /^text\/|json|csv|xml|markdown|html/.test(item.content_type);
+    return textual ? { ...base, content: bytes.toString('utf8'), message: 'content returned' } : { ...base, content_base64: bytes.toString('base64'), message: 'binary content returned as base64' };
+  }
+}
