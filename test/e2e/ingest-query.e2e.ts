@@ -100,3 +100,51 @@ describe('ingest and query through HTTP', () => {
     expect(events[0].data.query).toBe('green tea');
   });
 });
+
+describe('query knobs really change retrieval', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('knobs');
+    await t.createDatabase('k');
+    await ingestMemories(t, 'k', [{ id: 'old', text: 'Team offsite plans for the spring.' }]);
+    await waitForStatus(t, 'k', ['old']);
+    // Age the first memory by a year (as if ingested then): its read-model row and index chunk keep their content.
+    await t.infra.ds.query(`UPDATE rm_items SET updated_at = now() - interval '365 days' WHERE item_id = 'old'`);
+    await ingestMemories(t, 'k', [
+      { id: 'new', text: 'Team offsite plans for the spring!' },
+      { id: 'jazz', text: 'A playlist of saxophone recordings from the fifties.' },
+      { id: 'music2', text: 'Concert tickets for the orchestra next week.' },
+    ]);
+    await waitForStatus(t, 'k', ['new', 'jazz', 'music2']);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('recency_bias prefers the newer of two equally relevant items', async () => {
+    const body = { database: 'k', query: 'team offsite plans spring', type: 'memory', query_by: 'text' };
+    const biased = await t.request('POST', '/query', { body: { ...body, recency_bias: 0.9 } });
+    const ids = biased.body.data.chunks.map((c: any) => c.id);
+    expect(ids.indexOf('new')).toBeLessThan(ids.indexOf('old'));
+    const scores = Object.fromEntries(biased.body.data.chunks.map((c: any) => [c.id, c.relevancy_score]));
+    expect(scores.new).toBeGreaterThan(scores.old);
+  });
+
+  it('additional_context steers the vector search', async () => {
+    const plain = await t.request('POST', '/query', { body: { database: 'k', query: 'something to listen to', type: 'memory', alpha: 1, max_results: 4 } });
+    const steered = await t.request('POST', '/query', { body: { database: 'k', query: 'something to listen to', type: 'memory', alpha: 1, max_results: 4, additional_context: 'jazz saxophone records' } });
+    const rank = (res: any) => res.body.data.chunks.map((c: any) => c.id).indexOf('jazz');
+    expect(rank(steered)).toBe(0);
+    const plainScore = plain.body.data.chunks.find((c: any) => c.id === 'jazz')?.scores.vector ?? 0;
+    const steeredScore = steered.body.data.chunks.find((c: any) => c.id === 'jazz').scores.vector;
+    expect(steeredScore).toBeGreaterThanOrEqual(plainScore);
+  });
+
+  it('alpha moves the balance: keyword-only and vector-only rank differently', async () => {
+    const kw = await t.request('POST', '/query', { body: { database: 'k', query: 'orchestra', type: 'memory', alpha: 0 } });
+    expect(kw.body.data.chunks[0].id).toBe('music2');
+    expect(kw.body.data.chunks.every((c: any) => c.scores.vector === 0)).toBe(true);
+    const vec = await t.request('POST', '/query', { body: { database: 'k', query: 'orchestra', type: 'memory', alpha: 1 } });
+    expect(vec.body.data.chunks.every((c: any) => c.scores.keyword === 0)).toBe(true);
+  });
+});

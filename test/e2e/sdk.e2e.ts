@@ -76,6 +76,22 @@ describe('@hydradb/sdk 2.0.0 against the service', () => {
     await waitCompleted('acme', ['runbook', 'msg-1']);
   });
 
+  it('tenants.subTenants and tenants.stats', async () => {
+    const subs: any = await client.tenants.subTenants({ tenantId: 'acme' });
+    expect(subs.data.subTenantIds.sort()).toEqual(['default', 'user-1']);
+    const stats: any = await client.tenants.stats({ tenantId: 'acme' });
+    expect(stats.data).toMatchObject({ tenantId: 'acme', knowledgeCollection: { rowCount: 2, dimensions: 100 }, memoryCollection: { dimensions: 100 } });
+    expect(stats.data.memoryCollection.rowCount).toBeGreaterThanOrEqual(3);
+  });
+
+  it('percent-encoded path parameters reach the item', async () => {
+    await client.context.ingest({ type: 'memory', tenantId: 'acme', memories: JSON.stringify([{ id: 'a/b c', text: 'An id with a slash and a space.' }]) });
+    await waitCompleted('acme', ['a/b c']);
+    const res = await client.fetch(`/context/${encodeURIComponent('a/b c')}/metadata`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ tenant_id: 'acme', title: 'slashed' }) });
+    expect(res.status).toBe(200);
+    expect((await res.json()).data).toMatchObject({ id: 'a/b c', title: 'slashed' });
+  });
+
   it('context.status with a single id', async () => {
     const one: any = await client.context.status({ tenantId: 'acme', id: 'runbook' } as any);
     expect(one.data.statuses).toEqual([expect.objectContaining({ id: 'runbook', indexingStatus: 'completed' })]);
