@@ -1,7 +1,7 @@
 /** Test tiers by suffix: *.spec.ts (pure logic, projections) next to the code; test/integration and test/e2e against real Postgres. */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/projections', '<rootDir>/test', '<rootDir>/bench'],
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/projections', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.e2e.ts', '**/*.int.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

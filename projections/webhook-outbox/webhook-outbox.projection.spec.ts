@@ -29,13 +29,12 @@ describe('webhook outbox projection', () => {
       status('m3', 'completed'), // registration no longer subscribes
     ]);
     expect(rows.rm_webhook_deliveries).toHaveLength(2);
-    const [r1, r2] = rows.rm_webhook_deliveries.sort((a, b) => a.localeCompare(b)).filter(Boolean);
     const all = rows.rm_webhook_deliveries.join('\n');
     expect(all).toContain(`dlv_${done.metadata.eventId}`);
     expect(all).toContain(`dlv_${errored.metadata.eventId}`);
     expect(all).not.toContain(`dlv_${before.metadata.eventId}`);
     expect(all).toContain('PARSE_FAILED');
-    expect(r1 + r2).toContain(',pending,');
+    expect(rows.rm_webhook_deliveries.every((r) => r.includes(',pending,'))).toBe(true);
   });
 
   it('follows attempts and manual retries from the events alone', async () => {

@@ -126,7 +126,7 @@ describe('POST /feedback', () => {
   it('accepts the limits exactly, collapses duplicate source ids and drops blank ones', async () => {
     const res = await t.request('POST', '/feedback', {
       body: {
-        request_id: requestId,
+        request_id: UNKNOWN,
         ground_truth: { answer: 'a'.repeat(8000), source_ids: [...Array.from({ length: 100 }, (_, i) => `id-${i}`.padEnd(256, 'x')), 'id-0'.padEnd(256, 'x'), ''] },
         metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`${i}`.padEnd(64, 'k'), 'v'.repeat(512)])),
         feedback: 'f'.repeat(8000),
@@ -257,6 +257,13 @@ describe('POST /feedback', () => {
     expect(r.ratings.negative).toBe(1);
     const text = await crs(t, 'feedback', 'report');
     expect(text.out.join('\n')).toMatch(/recall@1 0\.500 .*MRR 0\.500/);
+  });
+
+  it('documents the endpoint in the OpenAPI document', async () => {
+    const doc = await t.request('GET', '/docs-json');
+    expect(doc.status).toBe(200);
+    expect(doc.body.paths['/feedback'].post).toBeDefined();
+    expect(doc.body.paths['/webhooks/indexing/deliveries/{delivery_id}/retry'].post).toBeDefined();
   });
 
   it('rebuilding the feedback read model reproduces it exactly', async () => {

@@ -89,7 +89,7 @@ describe('@hydradb/sdk 2.0.0 against the service', () => {
     await waitCompleted('acme', ['a/b c']);
     const res = await client.fetch(`/context/${encodeURIComponent('a/b c')}/metadata`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ tenant_id: 'acme', title: 'slashed' }) });
     expect(res.status).toBe(200);
-    expect((await res.json()).data).toMatchObject({ id: 'a/b c', title: 'slashed' });
+    expect(((await res.json()) as any).data).toMatchObject({ id: 'a/b c', title: 'slashed' });
   });
 
   it('context.status with a single id', async () => {
@@ -164,11 +164,11 @@ describe('@hydradb/sdk 2.0.0 against the service', () => {
   it('client.fetch reaches the endpoints the SDK does not wrap: metadata PATCH, /databases, legacy recall', async () => {
     const patch = await client.fetch('/context/runbook/metadata', { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ database: 'acme', metadata: { team: 'platform' } }) });
     expect(patch.status).toBe(200);
-    expect((await patch.json()).data.metadata).toEqual({ team: 'platform' });
+    expect(((await patch.json()) as any).data.metadata).toEqual({ team: 'platform' });
     const dbs = await client.fetch('/databases', { method: 'GET' });
-    expect((await dbs.json()).data.databases.map((d: any) => d.database)).toContain('acme');
+    expect(((await dbs.json()) as any).data.databases.map((d: any) => d.database)).toContain('acme');
     const recall = await client.fetch('/recall/full_recall', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ tenant_id: 'acme', query: 'flux capacitor' }) });
-    expect((await recall.json()).chunks[0].id).toBe('runbook');
+    expect(((await recall.json()) as any).chunks[0].id).toBe('runbook');
   });
 
   it('errors arrive as the SDK typed errors with the envelope body', async () => {

@@ -9,12 +9,15 @@ import { testPayload } from '../../../../libs/domain/src/webhooks/webhook-payloa
 import { handleCommand, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
 import { deliveryHeaders, generateSigningSecret } from '../../../worker/src/webhooks/webhook-signing';
 import type { Infrastructure } from '../infrastructure';
+import { RateLimitedError } from '../http/errors';
 import { INFRASTRUCTURE } from '../tokens';
 import { WebhookReads } from './webhook-reads';
 
 /** Spec: a supplied signing secret has at least 16 characters. */
 export const MIN_SECRET_CHARS = 16;
 export const MAX_SECRET_CHARS = 512;
+/** The test endpoint makes this service send a request: bounded per organization. */
+export const TEST_DELIVERY_LIMIT = { perMinute: 10 };
 
 export interface RegisterInput {
   url?: unknown;
@@ -96,6 +99,8 @@ export class WebhookCommands {
 
   /** Sends the synthetic test event to the current registration (no delivery record). */
   async test(orgId: string) {
+    const limit = await this.infra.rateLimiter.consume(orgId, 'webhook-test', TEST_DELIVERY_LIMIT.perMinute, 60);
+    if (!limit.allowed) throw new RateLimitedError(limit.retryAfterSeconds, `test deliveries (${TEST_DELIVERY_LIMIT.perMinute} per minute per organization)`);
     const hook = await this.reads.current(orgId);
     if (!hook) throw new DomainError('not_found', 'WEBHOOK_NOT_REGISTERED', 'no indexing webhook is registered for this organization; POST /webhooks/indexing first');
     const secret = hook.secretId ? await this.runtime.vault.get(orgId, hook.secretId) : null;

@@ -166,13 +166,14 @@ export class WebhookDispatcher {
     if (!record || !['pending', 'failed'].includes(record.status)) return this.release(deliveryId);
     const result = await this.send(record);
     if (this.dead) return;
+    const now = new Date(); // one clock reading: the event's time and the base of its next attempt time
     const out = await handleCommand<DeliveryState, DeliveryEvent, DeliveryCommand>(
       this.store,
       streams.webhookDelivery(deliveryId),
       { initial: initialDelivery, evolve: evolveDelivery },
       decideDelivery,
-      { type: 'RecordAttempt', deliveryId, result, now: new Date(), random: Math.random(), policy: this.options },
-      { orgId: record.org_id, actor: 'system:webhook-dispatcher', databaseId: record.database_id },
+      { type: 'RecordAttempt', deliveryId, result, now, random: Math.random(), policy: this.options },
+      { orgId: record.org_id, actor: 'system:webhook-dispatcher', databaseId: record.database_id, now },
     );
     // Release only once the record shows the attempt; otherwise the lease expires and nothing is sent twice meanwhile.
     if (out.position !== null && (await this.runner.waitFor(out.position, ['webhook-outbox'], Math.max(1000, this.options.leaseMs / 2)))) {
