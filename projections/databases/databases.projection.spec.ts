@@ -54,3 +54,4 @@ describe('databases projection', () => {
     expect(rows.rm_collections[0]).toContain(',b,');
   });
 });
+

@@ -23,6 +23,7 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
         PRIMARY KEY (database_id, entity_key))`,
       `CREATE TABLE IF NOT EXISTS rm_graph_mentions (
         database_id uuid NOT NULL, item_key text NOT NULL, chunk_index integer NOT NULL, entity_key text NOT NULL, collection text NOT NULL,
+        name text NOT NULL, type text NOT NULL,
         PRIMARY KEY (database_id, item_key, chunk_index, entity_key))`,
       `CREATE INDEX IF NOT EXISTS rm_graph_mentions_entity ON rm_graph_mentions (database_id, entity_key)`,
       `CREATE TABLE IF NOT EXISTS rm_graph_relations (
@@ -37,15 +38,19 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
       const d = event.data;
       switch (event.type) {
         case 'ItemIngested':
-        case 'ItemDeleted':
+        case 'ItemDeleted': {
           // A new content version (or deletion) invalidates the item's graph rows.
-          await sql.query('DELETE FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2', [d.databaseId, d.itemKey]);
-          await sql.query('DELETE FROM rm_graph_relations WHERE database_id = $1 AND item_key = $2', [d.databaseId, d.itemKey]);
+          const keys = await removeItem(sql, d.databaseId, d.itemKey);
+          await refreshEntities(sql, d.databaseId, keys);
           return;
-        case 'CollectionDeleted':
+        }
+        case 'CollectionDeleted': {
+          const rows: { k: string }[] = await sql.query('SELECT DISTINCT entity_key AS k FROM rm_graph_mentions WHERE database_id = $1 AND collection = $2', [d.databaseId, d.collection]);
           await sql.query('DELETE FROM rm_graph_mentions WHERE database_id = $1 AND collection = $2', [d.databaseId, d.collection]);
           await sql.query('DELETE FROM rm_graph_relations WHERE database_id = $1 AND collection = $2', [d.databaseId, d.collection]);
+          await refreshEntities(sql, d.databaseId, rows.map((r) => r.k));
           return;
+        }
         case 'DatabaseDeleted':
           for (const t of GRAPH_TABLES) await sql.query(`DELETE FROM ${t} WHERE database_id = $1`, [d.databaseId]);
           return;
@@ -56,20 +61,14 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
           } catch {
             return; // the database (and its blobs) is gone: its DatabaseDeleted removes everything anyway
           }
-          await sql.query('DELETE FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2', [d.databaseId, d.itemKey]);
-          await sql.query('DELETE FROM rm_graph_relations WHERE database_id = $1 AND item_key = $2', [d.databaseId, d.itemKey]);
-          if (graph.entities.length) {
+          const old = await removeItem(sql, d.databaseId, d.itemKey);
+          const entity = new Map(graph.entities.map((e) => [e.key, e]));
+          const mentions = graph.mentions.filter((m) => entity.has(m.key));
+          if (mentions.length) {
             await sql.query(
-              `INSERT INTO rm_graph_entities (database_id, entity_key, name, type)
-               SELECT $1, k, n, t FROM unnest($2::text[], $3::text[], $4::text[]) AS u(k, n, t) ON CONFLICT DO NOTHING`,
-              [d.databaseId, graph.entities.map((e) => e.key), graph.entities.map((e) => e.name), graph.entities.map((e) => e.type)],
-            );
-          }
-          if (graph.mentions.length) {
-            await sql.query(
-              `INSERT INTO rm_graph_mentions (database_id, item_key, chunk_index, entity_key, collection)
-               SELECT $1, $2, c, k, $5 FROM unnest($3::int[], $4::text[]) AS u(c, k) ON CONFLICT DO NOTHING`,
-              [d.databaseId, d.itemKey, graph.mentions.map((m) => m.chunk), graph.mentions.map((m) => m.key), d.collection],
+              `INSERT INTO rm_graph_mentions (database_id, item_key, chunk_index, entity_key, collection, name, type)
+               SELECT $1, $2, c, k, $5, n, t FROM unnest($3::int[], $4::text[], $6::text[], $7::text[]) AS u(c, k, n, t) ON CONFLICT DO NOTHING`,
+              [d.databaseId, d.itemKey, mentions.map((m) => m.chunk), mentions.map((m) => m.key), d.collection, mentions.map((m) => entity.get(m.key)!.name), mentions.map((m) => entity.get(m.key)!.type)],
             );
           }
           if (graph.relations.length) {
@@ -79,9 +78,33 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
               [d.databaseId, d.itemKey, graph.relations.map((r) => r.chunk), graph.relations.map((r) => r.source), graph.relations.map((r) => r.target), graph.relations.map((r) => r.predicate), graph.relations.map((r) => r.context), d.collection],
             );
           }
+          await refreshEntities(sql, d.databaseId, [...new Set([...old, ...mentions.map((m) => m.key)])]);
           return;
         }
       }
     },
   };
+}
+
+/** Removes an item's mentions and relations; returns the entity keys it mentioned. */
+async function removeItem(sql: Sql, databaseId: string, itemKey: string): Promise<string[]> {
+  const rows: { k: string }[] = await sql.query('SELECT DISTINCT entity_key AS k FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
+  await sql.query('DELETE FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
+  await sql.query('DELETE FROM rm_graph_relations WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
+  return rows.map((r) => r.k);
+}
+
+/**
+ * Entities are derived from the mentions that exist now (never from history): an entity nobody mentions any more
+ * disappears with the content it came from, and its name and type are the same whatever order things happened in.
+ */
+async function refreshEntities(sql: Sql, databaseId: string, keys: string[]): Promise<void> {
+  if (!keys.length) return;
+  await sql.query('DELETE FROM rm_graph_entities WHERE database_id = $1 AND entity_key = ANY($2)', [databaseId, keys]);
+  await sql.query(
+    `INSERT INTO rm_graph_entities (database_id, entity_key, name, type)
+     SELECT database_id, entity_key, min(name), coalesce(min(type) FILTER (WHERE type <> 'concept'), 'concept')
+     FROM rm_graph_mentions WHERE database_id = $1 AND entity_key = ANY($2) GROUP BY database_id, entity_key`,
+    [databaseId, keys],
+  );
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { EventStore, RecordedEvent, Subscription } from '../../eventstore/src/event-store.port';
@@ -68,9 +69,28 @@ export class ProjectionRunner {
     return this.subscribers.filter((s): s is ReadModelProjection => s.kind === 'read-model');
   }
 
-  async migrate(sql: { query(q: string): Promise<unknown> } = this.ds): Promise<void> {
+  /**
+   * Creates the checkpoint table and every read model. A read model whose DDL changed since its tables were built
+   * (its schema hash differs) is dropped and rebuilt from the log by the runner, so a new version never runs on an
+   * old table shape.
+   */
+  async migrate(sql: { query(q: string, p?: unknown[]): Promise<any> } = this.ds): Promise<void> {
     await sql.query(CHECKPOINT_DDL);
-    for (const p of this.readModels) for (const ddl of p.ddl) await sql.query(ddl);
+    await sql.query('ALTER TABLE projection_checkpoints ADD COLUMN IF NOT EXISTS schema_hash text');
+    for (const p of this.readModels) {
+      const hash = schemaHash(p);
+      const [row] = await sql.query('SELECT schema_hash FROM projection_checkpoints WHERE name = $1', [p.name]);
+      if (row && row.schema_hash !== hash) {
+        for (const table of p.tables) await sql.query(`DROP TABLE IF EXISTS ${table} CASCADE`);
+        await sql.query('DELETE FROM projection_checkpoints WHERE name = $1', [p.name]);
+        this.log.info({ projection: p.name }, 'read model schema changed: rebuilding it from the log');
+      }
+      for (const ddl of p.ddl) await sql.query(ddl);
+      await sql.query(
+        `INSERT INTO projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2) ON CONFLICT (name) DO UPDATE SET schema_hash = EXCLUDED.schema_hash`,
+        [p.name, hash],
+      );
+    }
   }
 
   start(only?: (s: Subscriber) => boolean): void {
@@ -292,3 +312,8 @@ export async function writeCheckpoint(sql: { query(q: string, p?: unknown[]): Pr
 const TICK = Symbol('tick');
 const nextTick = () => new Promise<typeof TICK>((r) => setImmediate(() => r(TICK)));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Identifies a read model's table shape: a change of DDL means a rebuild. */
+export function schemaHash(p: ReadModelProjection): string {
+  return createHash('sha256').update(p.ddl.join(';\n')).digest('hex').slice(0, 16);
+}

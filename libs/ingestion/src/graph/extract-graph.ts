@@ -172,6 +172,7 @@ export function extractGraph(input: ExtractionInput): ExtractedGraph {
       const p = { key: entityKey(input.appProvider), name: input.appProvider, type: 'organization' as EntityType };
       if (p.key) {
         if (!entities.has(p.key)) entities.set(p.key, p);
+        mentions.push({ chunk: chunk.index, key: p.key });
         for (const k of inChunk.keys()) relate({ chunk: chunk.index, source: k, target: p.key, predicate: input.appKind ? `${input.appKind}_in` : 'posted_in', context: chunk.text.slice(0, 300) });
       }
     }
