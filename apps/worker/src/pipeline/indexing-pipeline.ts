@@ -11,6 +11,7 @@ import { chunkPairs, chunkText, parseDocument, ParseError, type Chunk } from '..
 import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
 import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
 import { embeddingText, type StoredChunk } from '../search/chunk-docs';
+import { ClaimLoop } from '../../../../libs/persistence/src/claim-loop';
 import { extractGraph } from '../../../../libs/ingestion/src/graph/extract-graph';
 import type { Inference } from '../../../../libs/ingestion/src/inference/inference.port';
 import { itemKey } from '../../../../libs/domain/src/items/item-input';
@@ -91,10 +92,7 @@ class PipelineFailure extends Error {
  */
 export class IndexingPipeline {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private stopped = false;
-  private loop?: Promise<void>;
-  private wakeUp?: () => void;
-  private readonly active = new Set<Promise<void>>();
+  private readonly loop: ClaimLoop<ClaimedJob>;
 
   constructor(
     private readonly ds: DataSource,
@@ -105,57 +103,35 @@ export class IndexingPipeline {
     private readonly runner: ProjectionRunner,
     private readonly log: RunnerLogger,
     private readonly options: PipelineOptions,
-  ) {}
+  ) {
+    this.loop = new ClaimLoop<ClaimedJob>({
+      concurrency: options.concurrency,
+      pollMs: options.pollMs,
+      claim: (n) => this.claim(n),
+      work: (job) => this.process(job),
+      onError: (err, phase) => this.log.error({ err: (err as Error).message }, `pipeline ${phase} failed`),
+    });
+  }
 
   static async migrate(ds: DataSource): Promise<void> {
     await ds.query(PIPELINE_DDL);
   }
 
   start(): void {
-    this.loop = this.run();
+    this.loop.start();
   }
 
   wake(): void {
-    this.wakeUp?.();
+    this.loop.wake();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.wakeUp?.();
-    await this.loop;
-    await Promise.allSettled([...this.active]);
+    await this.loop.stop();
   }
 
   async queueDepth(): Promise<number> {
     const [row] = await this.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE status IN ('queued', 'processing')`);
     return row.n;
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        const free = this.options.concurrency - this.active.size;
-        const jobs = free > 0 ? await this.claim(free) : [];
-        for (const job of jobs) {
-          const p = this.process(job).finally(() => {
-            this.active.delete(p);
-            this.wakeUp?.();
-          });
-          this.active.add(p);
-        }
-        if (jobs.length === free && free > 0) continue;
-      } catch (err) {
-        if (this.stopped) break;
-        this.log.error({ err: (err as Error).message }, 'pipeline claim failed');
-      }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.options.pollMs);
-        this.wakeUp = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-    }
   }
 
   /** Claims up to `n` items whose status is queued/processing and whose lease is free or expired. */

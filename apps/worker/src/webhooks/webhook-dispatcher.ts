@@ -1,3 +1,4 @@
+import { ClaimLoop } from '../../../../libs/persistence/src/claim-loop';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -61,12 +62,9 @@ interface DueRecord {
  */
 export class WebhookDispatcher {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private stopped = false;
   /** set by abandon(): behave like a process that died (record nothing, release nothing) */
   private dead = false;
-  private loop?: Promise<void>;
-  private wakeUp?: () => void;
-  private readonly active = new Set<Promise<void>>();
+  private readonly loop: ClaimLoop<string>;
   private readonly inFlight = new Set<AbortController>();
 
   constructor(
@@ -77,29 +75,35 @@ export class WebhookDispatcher {
     private readonly sender: WebhookSender,
     private readonly log: RunnerLogger,
     readonly options: DispatcherOptions,
-  ) {}
+  ) {
+    this.loop = new ClaimLoop<string>({
+      concurrency: options.concurrency,
+      pollMs: options.pollMs,
+      claim: (n) => this.claim(n),
+      work: (id) => this.deliver(id),
+      onError: (err, phase, id) =>
+        this.log.error(
+          { delivery: id, err: (err as Error).message },
+          phase === 'work' ? 'webhook delivery failed unexpectedly; its lease will expire and it will be retried' : 'webhook claim failed',
+        ),
+    });
+  }
 
   static async migrate(ds: DataSource): Promise<void> {
     await ds.query(DELIVERY_LEASES_DDL);
   }
 
   start(): void {
-    if (this.loop) return;
-    this.stopped = false;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   wake(): void {
-    this.wakeUp?.();
+    this.loop.wake();
   }
 
   /** Stops claiming and waits for deliveries in flight to be recorded. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.wakeUp?.();
-    await this.loop;
-    await Promise.allSettled([...this.active]);
-    this.loop = undefined;
+    await this.loop.stop();
   }
 
   /**
@@ -110,35 +114,6 @@ export class WebhookDispatcher {
     this.dead = true;
     for (const c of this.inFlight) c.abort();
     await this.stop();
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        const free = this.options.concurrency - this.active.size;
-        const claimed = free > 0 ? await this.claim(free) : [];
-        for (const id of claimed) {
-          const p = this.deliver(id)
-            .catch((err) => this.log.error({ delivery: id, err: (err as Error).message }, 'webhook delivery failed unexpectedly; its lease will expire and it will be retried'))
-            .finally(() => {
-              this.active.delete(p);
-              this.wakeUp?.();
-            });
-          this.active.add(p);
-        }
-        if (claimed.length === free && free > 0) continue;
-      } catch (err) {
-        if (this.stopped) break;
-        this.log.error({ err: (err as Error).message }, 'webhook claim failed');
-      }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.options.pollMs);
-        this.wakeUp = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-    }
   }
 
   /** Claims up to `n` due records whose lease is free or expired (INSERT ... ON CONFLICT: dispatchers compete safely). */
