@@ -242,9 +242,15 @@ export class ProjectionRunner {
         const start = row ? Number(row.position) : 0;
         this.advance(processor.name, start);
         await this.consume(start, async (batch) => {
-          for (const ev of batch) {
-            if (processor.handles.includes(ev.type)) await processor.handle(ev);
-            this.advance(processor.name, ev.position);
+          if (processor.handleBatch) {
+            const relevant = batch.filter((ev) => processor.handles.includes(ev.type));
+            if (relevant.length) await processor.handleBatch(relevant);
+            this.advance(processor.name, batch[batch.length - 1].position);
+          } else {
+            for (const ev of batch) {
+              if (processor.handles.includes(ev.type)) await processor.handle(ev);
+              this.advance(processor.name, ev.position);
+            }
           }
           await writeCheckpoint(this.ds, processor.name, batch[batch.length - 1].position);
           this.errors.delete(processor.name);

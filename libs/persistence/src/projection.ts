@@ -28,6 +28,8 @@ export interface Processor {
   name: string;
   handles: readonly string[];
   handle(event: RecordedEvent): Promise<void>;
+  /** Optional: the handled events of a batch at once, in log order (for engines where one write beats many). */
+  handleBatch?(events: RecordedEvent[]): Promise<void>;
 }
 
 export type Subscriber = ReadModelProjection | Processor;

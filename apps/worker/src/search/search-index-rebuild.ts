@@ -27,13 +27,10 @@ export async function rebuildSearchIndex(store: EventStore, catalog: SearchCatal
     while (true) {
       const page = await store.readAll({ after: pos, maxCount: PAGE });
       if (!page.length) return pos;
-      for (const ev of page) {
-        if (subscriber.handles.includes(ev.type as never)) {
-          await subscriber.handle(ev, target);
-          events++;
-        }
-        pos = ev.position;
-      }
+      const relevant = page.filter((ev) => subscriber.handles.includes(ev.type as never));
+      if (relevant.length) await subscriber.handleBatch(relevant, target);
+      events += relevant.length;
+      pos = page[page.length - 1].position;
       onProgress?.(pos, Math.max(head, pos));
     }
   };
@@ -84,12 +81,11 @@ export async function verifySearchIndex(store: EventStore, catalog: SearchCatalo
     for (let after = 0; ; ) {
       const page = await store.readAll({ after, maxCount: PAGE });
       if (!page.length) break;
-      for (const ev of page) {
-        if (ev.position > head) break;
-        if (subscriber.handles.includes(ev.type as never)) await subscriber.handle(ev, target);
-        after = ev.position;
-      }
-      if (page[page.length - 1].position > head) break;
+      const upToHead = page.filter((ev) => ev.position <= head);
+      const relevant = upToHead.filter((ev) => subscriber.handles.includes(ev.type as never));
+      if (relevant.length) await subscriber.handleBatch(relevant, target);
+      if (upToHead.length < page.length || !upToHead.length) break;
+      after = upToHead[upToHead.length - 1].position;
     }
     const a = await snapshotSearchIndex(catalog);
     const b = await snapshotSearchIndex(catalog, shadow);

@@ -6,6 +6,7 @@ import type { Processor } from '../../../../libs/persistence/src/projection';
 import type { ItemChunked, ItemDeleted } from '../../../../libs/domain/src/items/item.events';
 import type { SearchCatalog } from './search-catalog';
 import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from './chunk-docs';
+import type { ChunkDoc } from '../../../../libs/search/src/search-index.port';
 
 /**
  * Projects what the pipeline recorded (ItemChunked: the chunk list blob) into the search index, idempotent by
@@ -26,31 +27,56 @@ export class SearchIndexSubscriber implements Processor {
     private readonly itemsAt: (position: number) => Promise<unknown> = async () => undefined,
   ) {}
 
-  async handle(event: RecordedEvent, target?: (databaseId: string, store: 'memory' | 'knowledge') => Promise<string | null>): Promise<void> {
-    const indexFor = target ?? ((db, store) => this.catalog.indexName(db, store));
-    if (event.type === 'ItemDeleted') {
-      const d = (event as unknown as ItemDeleted).data;
-      const name = await indexFor(d.databaseId, d.store === 'memory' ? 'memory' : 'knowledge');
-      if (name) await this.catalog.index.deleteItems(name, [d.itemKey], event.position);
-      return;
+  async handle(event: RecordedEvent, target?: IndexTarget): Promise<void> {
+    await this.handleBatch([event], target);
+  }
+
+  /**
+   * A batch in log order: every chunk write of the batch goes to the engine as one upsert per index (one embedding
+   * call for all texts, from the cache), then the deletions, each bounded by its own version, so the outcome is the
+   * same as applying the events one by one.
+   */
+  async handleBatch(events: RecordedEvent[], target?: IndexTarget): Promise<void> {
+    const indexFor: IndexTarget = target ?? ((db, store) => this.catalog.indexName(db, store));
+    await this.itemsAt(events[events.length - 1].position);
+    const writes: { index: string; item: IndexedItem; chunks: StoredChunk[]; event: RecordedEvent }[] = [];
+    const deletes: { index: string; itemKey: string; version: number }[] = [];
+    for (const event of events) {
+      if (event.type === 'ItemDeleted') {
+        const d = (event as unknown as ItemDeleted).data;
+        const name = await indexFor(d.databaseId, d.store === 'memory' ? 'memory' : 'knowledge');
+        if (name) deletes.push({ index: name, itemKey: d.itemKey, version: event.position });
+        continue;
+      }
+      const d = (event as unknown as ItemChunked).data;
+      const [item]: (IndexedItem & { content_version: number; chunks_sha256: string | null })[] = await this.ds.query(
+        'SELECT * FROM rm_items WHERE database_id = $1 AND item_key = $2',
+        [d.databaseId, d.itemKey],
+      );
+      if (!item) continue; // deleted: its ItemDeleted removes the chunks
+      // ItemChunked of a superseded version: later events decide. Attribute changes re-stamp the current chunks.
+      if (event.type === 'ItemChunked' && item.content_version !== d.contentVersion) continue;
+      const chunksSha256 = event.type === 'ItemChunked' ? d.chunksSha256 : item.chunks_sha256;
+      if (!chunksSha256) continue; // not chunked yet: ItemChunked will carry the new attributes
+      const name = await indexFor(d.databaseId, item.store);
+      if (!name) continue; // database gone
+      const chunks: StoredChunk[] = JSON.parse((await this.blobs.get(d.databaseId, chunksSha256)).toString('utf8'));
+      writes.push({ index: name, item, chunks, event });
+      // Chunks of earlier versions beyond the new chunk count.
+      deletes.push({ index: name, itemKey: d.itemKey, version: event.position - 1 });
     }
-    await this.itemsAt(event.position);
-    const d = (event as unknown as ItemChunked).data;
-    const [item]: (IndexedItem & { content_version: number; chunks_sha256: string | null })[] = await this.ds.query(
-      'SELECT * FROM rm_items WHERE database_id = $1 AND item_key = $2',
-      [d.databaseId, d.itemKey],
-    );
-    if (!item) return; // deleted: its ItemDeleted removes the chunks
-    // ItemChunked of a superseded version: later events decide. Attribute changes re-stamp the current chunks.
-    if (event.type === 'ItemChunked' && item.content_version !== d.contentVersion) return;
-    const chunksSha256 = event.type === 'ItemChunked' ? d.chunksSha256 : item.chunks_sha256;
-    if (!chunksSha256) return; // not chunked yet: ItemChunked will carry the new attributes
-    const name = await indexFor(d.databaseId, item.store);
-    if (!name) return; // database gone
-    const chunks: StoredChunk[] = JSON.parse((await this.blobs.get(d.databaseId, chunksSha256)).toString('utf8'));
-    const vectors = chunks.length ? await this.embedder.embed(chunks.map(embeddingText)) : [];
-    await this.catalog.index.upsert(name, chunkDocs(item, chunks, vectors, event.position, event.metadata.occurredAt));
-    // Chunks of earlier versions beyond the new chunk count.
-    await this.catalog.index.deleteItems(name, [d.itemKey], event.position - 1);
+    const texts = writes.flatMap((w) => w.chunks.map(embeddingText));
+    const vectors = texts.length ? await this.embedder.embed(texts) : [];
+    const byIndex = new Map<string, ChunkDoc[]>();
+    let offset = 0;
+    for (const w of writes) {
+      const docs = chunkDocs(w.item, w.chunks, vectors.slice(offset, offset + w.chunks.length), w.event.position, w.event.metadata.occurredAt);
+      offset += w.chunks.length;
+      byIndex.set(w.index, [...(byIndex.get(w.index) ?? []), ...docs]);
+    }
+    for (const [index, docs] of byIndex) if (docs.length) await this.catalog.index.upsert(index, docs);
+    for (const del of deletes) await this.catalog.index.deleteItems(del.index, [del.itemKey], del.version);
   }
 }
+
+type IndexTarget = (databaseId: string, store: 'memory' | 'knowledge') => Promise<string | null>;
