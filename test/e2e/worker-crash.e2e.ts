@@ -34,7 +34,14 @@ describe('a worker killed mid-item', () => {
     await ingestMemories(t, 'crashdb', memories);
     for (let i = 0; i < 100 && dying.calls === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(dying.calls).toBeGreaterThan(0);
-    const mid = await t.request('GET', `/context/status?database=crashdb&${memories.map((m) => `ids=${m.id}`).join('&')}`);
+    // The doomed worker has moved items to processing (the read model catches up within moments).
+    await waitForStatus(t, 'crashdb', memories.map((m) => m.id), ['processing', 'queued'], 5000);
+    let mid: any;
+    for (let i = 0; i < 100; i++) {
+      mid = await t.request('GET', `/context/status?database=crashdb&${memories.map((m) => `ids=${m.id}`).join('&')}`);
+      if (mid.body.data.statuses.some((s: any) => s.indexing_status === 'processing')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     expect(mid.body.data.statuses.some((s: any) => s.indexing_status === 'processing')).toBe(true);
 
     // A healthy worker starts; the doomed one's leases expire and its items are redone.

@@ -72,6 +72,18 @@ describe('PostgresEventStore specifics', () => {
     }
   });
 
+  it('many subscriptions share one LISTEN connection', async () => {
+    const head = await ctx.store.headPosition();
+    const subs = Array.from({ length: 10 }, () => ctx.store.subscribeToAll({ after: head }));
+    const pendings = subs.map((s) => s[Symbol.asyncIterator]().next());
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ctx.pool.totalCount - ctx.pool.idleCount).toBe(1);
+    const appended = await ctx.store.append(uniqueStream('fanout'), [event('Fan')]);
+    for (const p of pendings) expect((await p).value).toMatchObject({ type: 'Fan', position: appended.position });
+    await Promise.all(subs.map((s) => s.close()));
+    expect(ctx.pool.totalCount - ctx.pool.idleCount).toBe(0);
+  });
+
   it('wakes on NOTIFY well before the fallback poll', async () => {
     const slow = new PostgresEventStore(ctx.pool, { schema: 'log', table: 'entries', pollIntervalMs: 60_000 });
     const subscription = slow.subscribeToAll({ after: await slow.headPosition() });

@@ -55,7 +55,7 @@ export class Infrastructure {
 
   static async open(config: AppConfig, log: RunnerLogger): Promise<Infrastructure> {
     const ds = await openDataSource(config.databaseUrl, { name: 'crs' });
-    const pool = new Pool({ connectionString: config.databaseUrl, max: 10, application_name: 'crs-events' });
+    const pool = new Pool({ connectionString: config.databaseUrl, max: 20, application_name: 'crs-events' });
     const store = await createEventStore({ eventstoreUrl: config.eventstoreUrl, pool });
     const keys = new ApiKeyRepository(ds);
     await keys.init();

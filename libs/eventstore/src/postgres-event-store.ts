@@ -39,12 +39,14 @@ const MIGRATE_LOCK_KEY = fnv1a64('crs:eventstore:migrate');
 export class PostgresEventStore implements EventStore {
   private readonly table: string;
   private readonly subscriptions = new Set<PostgresSubscription>();
+  private readonly hub: NotificationHub;
 
   constructor(
     private readonly pool: Pool,
     private readonly options: PostgresEventStoreOptions = {},
   ) {
     this.table = qualifiedTable(options);
+    this.hub = new NotificationHub(pool);
   }
 
   /** Creates the schema (if named), table and indexes; idempotent and safe to run from several processes at once. */
@@ -172,7 +174,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   subscribeToAll(options: { after?: number } = {}): Subscription {
-    const subscription = new PostgresSubscription(this, this.pool, options.after ?? 0, {
+    const subscription = new PostgresSubscription(this, this.hub, options.after ?? 0, {
       batchSize: this.options.subscriptionBatchSize ?? 500,
       pollIntervalMs: this.options.pollIntervalMs ?? 1000,
       onClose: (s) => this.subscriptions.delete(s),
@@ -206,6 +208,7 @@ export class PostgresEventStore implements EventStore {
   /** Ends open subscriptions. The pool is the caller's and stays open. */
   async close(): Promise<void> {
     await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.hub.release();
   }
 
   private async currentRevision(stream: string): Promise<number | 'no_stream'> {
@@ -218,13 +221,98 @@ export class PostgresEventStore implements EventStore {
 }
 
 /**
- * Catch-up subscription: pages through readAll, then sleeps until a NOTIFY on a dedicated
- * connection (or the fallback poll) says there may be more. The consumer pulls (`for await`), so
+ * One LISTEN connection per store, shared by every subscription: a process runs a dozen subscriptions and must
+ * not tie up a pool connection for each. A broken connection wakes everyone (they re-read, so nothing is missed)
+ * and is re-established on the next wait.
+ */
+class NotificationHub {
+  private client: PoolClient | undefined;
+  private connecting: Promise<boolean> | undefined;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly pool: Pool) {}
+
+  get listening(): boolean {
+    return this.client !== undefined;
+  }
+
+  add(listener: () => void): () => Promise<void> {
+    this.listeners.add(listener);
+    return async () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) await this.release();
+    };
+  }
+
+  /** Best effort: returns true when a new LISTEN was established (callers re-read at once). */
+  ensure(): Promise<boolean> {
+    if (this.client) return Promise.resolve(false);
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async connect(): Promise<boolean> {
+    let client: PoolClient | undefined;
+    try {
+      client = await this.pool.connect();
+      client.on('notification', this.onNotification);
+      client.on('error', this.onError);
+      await client.query(`LISTEN ${EVENTS_NOTIFY_CHANNEL}`);
+      if (this.listeners.size === 0) {
+        this.detach(client, false);
+        return false;
+      }
+      this.client = client;
+      return true;
+    } catch {
+      if (client) this.detach(client, true);
+      return false;
+    }
+  }
+
+  private readonly onNotification = (msg: Notification): void => {
+    if (msg.channel !== EVENTS_NOTIFY_CHANNEL) return;
+    for (const l of this.listeners) l();
+  };
+
+  private readonly onError = (): void => {
+    const broken = this.client;
+    this.client = undefined;
+    if (broken) this.detach(broken, true);
+    for (const l of this.listeners) l();
+  };
+
+  async release(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    try {
+      await client.query('UNLISTEN *');
+      this.detach(client, false);
+    } catch {
+      this.detach(client, true);
+    }
+  }
+
+  private detach(client: PoolClient, destroy: boolean): void {
+    client.removeListener('notification', this.onNotification);
+    client.removeListener('error', this.onError);
+    try {
+      client.release(destroy);
+    } catch {
+      // already released
+    }
+  }
+}
+
+/**
+ * Catch-up subscription: pages through readAll, then sleeps until a NOTIFY (through the store's shared
+ * LISTEN connection) or the fallback poll says there may be more. The consumer pulls (`for await`), so
  * nothing is read ahead beyond one page.
  */
 class PostgresSubscription implements Subscription {
   private closed = false;
-  private listener: PoolClient | undefined;
+  private unsubscribe: (() => Promise<void>) | undefined;
   /** Set by a notification; cleared before each read, so one arriving during a read is not lost. */
   private notified = false;
   private wake: (() => void) | undefined;
@@ -232,7 +320,7 @@ class PostgresSubscription implements Subscription {
 
   constructor(
     private readonly store: PostgresEventStore,
-    private readonly pool: Pool,
+    private readonly hub: NotificationHub,
     private readonly after: number,
     private readonly options: { batchSize: number; pollIntervalMs: number; onClose: (s: PostgresSubscription) => void },
   ) {}
@@ -247,14 +335,15 @@ class PostgresSubscription implements Subscription {
     this.closed = true;
     this.wake?.();
     this.options.onClose(this);
-    await this.releaseListener();
+    await this.stopListening();
   }
 
   private async *run(): AsyncGenerator<RecordedEvent> {
     let checkpoint = this.after;
     try {
       // LISTEN before the first read, so nothing committed after that read can go unnoticed.
-      await this.listen();
+      this.unsubscribe = this.hub.add(this.onNotification);
+      await this.hub.ensure();
       while (!this.closed) {
         this.notified = false;
         const page = await this.store.readAll({ after: checkpoint, maxCount: this.options.batchSize });
@@ -268,51 +357,18 @@ class PostgresSubscription implements Subscription {
         await this.waitForWake();
       }
     } finally {
-      await this.releaseListener();
+      await this.stopListening();
     }
   }
 
-  private readonly onNotification = (msg: Notification): void => {
-    if (msg.channel !== EVENTS_NOTIFY_CHANNEL) return;
+  private readonly onNotification = (): void => {
     this.notified = true;
     this.wake?.();
   };
 
-  private readonly onListenerError = (): void => {
-    // The LISTEN connection broke: drop it, poll, and listen again on the next wait.
-    const broken = this.listener;
-    this.listener = undefined;
-    if (broken) this.detach(broken, true);
-    this.wake?.();
-  };
-
-  /** Best effort: without a LISTEN connection the subscription still progresses by polling. */
-  private async listen(): Promise<boolean> {
-    if (this.listener || this.closed) return false;
-    let client: PoolClient | undefined;
-    try {
-      client = await this.pool.connect();
-      if (this.closed) {
-        client.release();
-        return false;
-      }
-      client.on('notification', this.onNotification);
-      client.on('error', this.onListenerError);
-      this.listener = client;
-      await client.query(`LISTEN ${EVENTS_NOTIFY_CHANNEL}`);
-      return true;
-    } catch {
-      if (client && this.listener === client) {
-        this.listener = undefined;
-        this.detach(client, true);
-      }
-      return false;
-    }
-  }
-
   private async waitForWake(): Promise<void> {
     // Re-listened after a lost connection: re-read at once, something may have been missed meanwhile.
-    if (!this.listener && (await this.listen())) return;
+    if (!this.hub.listening && (await this.hub.ensure())) return;
     if (this.closed || this.notified) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {
@@ -325,26 +381,10 @@ class PostgresSubscription implements Subscription {
     });
   }
 
-  private async releaseListener(): Promise<void> {
-    const client = this.listener;
-    this.listener = undefined;
-    if (!client) return;
-    try {
-      await client.query('UNLISTEN *');
-      this.detach(client, false);
-    } catch {
-      this.detach(client, true);
-    }
-  }
-
-  private detach(client: PoolClient, destroy: boolean): void {
-    client.removeListener('notification', this.onNotification);
-    client.removeListener('error', this.onListenerError);
-    try {
-      client.release(destroy);
-    } catch {
-      // already released
-    }
+  private async stopListening(): Promise<void> {
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = undefined;
+    await unsubscribe?.();
   }
 }
 

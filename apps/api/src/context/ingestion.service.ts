@@ -3,11 +3,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DomainError, invalid } from '../../../../libs/domain/src/errors';
 import { normalizeDocumentAcl } from '../../../../libs/domain/src/acl';
 import { validateMetadata } from '../../../../libs/domain/src/metadata-schema';
-import { decideItem, evolveItem, initialItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
-import type { ItemEvent, ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
+import { decideItem } from '../../../../libs/domain/src/items/item.decider';
+import type { ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
 import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
-import { streams } from '../../../../libs/domain/src/streams';
-import { handleCommand, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import { decideOnItem } from '../../../worker/src/item-stream';
 import { DatabaseCommands } from '../databases/database-commands';
 import type { DatabaseRecord } from '../databases/database-directory';
 import type { UploadedFile } from '../http/multipart';
@@ -39,6 +39,9 @@ interface Prepared {
   contentType: string;
   event: Omit<ItemIngested['data'], 'content'> & { content: Omit<ItemIngested['data']['content'], 'sha256' | 'bytes'> };
 }
+
+/** Items of one request appended concurrently. */
+const INGEST_CONCURRENCY = 8;
 
 export interface FileMetadataEntry {
   id?: string;
@@ -129,32 +132,41 @@ export class IngestionService {
     });
   }
 
+  private async appendOne(ctx: CommandContext, db: DatabaseRecord, upsert: boolean, item: Prepared): Promise<{ result: IngestResultItem; position: number | null }> {
+    const sha256 = await this.infra.blobs.put(db.id, item.content);
+    const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
+    const event: ItemIngested = { type: 'ItemIngested', data: { ...item.event, content: { ...item.event.content, sha256, bytes } } };
+    try {
+      const position = await decideOnItem(this.infra.store, ctx, db.id, event.data.itemKey, (state) => decideItem({ type: 'Ingest', upsert, event }, state));
+      return { result: item.result, position };
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.code !== 'ITEM_EXISTS') throw err;
+      return { result: { ...item.result, status: 'failed', error: err.message, error_code: err.code }, position: null };
+    }
+  }
+
   /** Appends every prepared item; returns the ingest result. Waits until /context/status can see them. */
   async commit(ctx: CommandContext, db: DatabaseRecord, collection: string, upsert: boolean, items: Prepared[]): Promise<IngestResult> {
     if (items.length === 0) throw invalid('nothing to ingest');
     await this.databases.onDatabase({ ...ctx, databaseId: db.id }, db.id, { type: 'EnsureCollection', databaseId: db.id, collection });
-    let last: number | null = null;
-    const results: IngestResultItem[] = [];
-    for (const item of items) {
-      const sha256 = await this.infra.blobs.put(db.id, item.content);
-      const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
-      const event: ItemIngested = { type: 'ItemIngested', data: { ...item.event, content: { ...item.event.content, sha256, bytes } } };
-      try {
-        const out = await handleCommand<ItemState, ItemEvent & { revision?: number }, null>(
-          this.infra.store,
-          streams.item(db.id, event.data.itemKey),
-          { initial: initialItem, evolve: evolveItem },
-          (_c, state) => decideItem({ type: 'Ingest', upsert, event }, state),
-          null,
-          { ...ctx, databaseId: db.id },
-        );
-        last = out.position ?? last;
-        results.push(item.result);
-      } catch (err) {
-        if (!(err instanceof DomainError) || err.code !== 'ITEM_EXISTS') throw err;
-        results.push({ ...item.result, status: 'failed', error: err.message, error_code: err.code });
+    // Items go in parallel (blob writes and stream reads overlap; the log serializes appends); items that share an
+    // id stay in request order so upsert semantics hold within one request.
+    const results: IngestResultItem[] = new Array(items.length);
+    const positions: number[] = [];
+    const groups = new Map<string, number[]>();
+    items.forEach((item, i) => groups.set(item.event.itemKey, [...(groups.get(item.event.itemKey) ?? []), i]));
+    const queue = [...groups.values()];
+    const worker = async () => {
+      for (let group = queue.shift(); group; group = queue.shift()) {
+        for (const i of group) {
+          const out = await this.appendOne(ctx, db, upsert, items[i]);
+          results[i] = out.result;
+          if (out.position !== null) positions.push(out.position);
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(INGEST_CONCURRENCY, queue.length) }, worker));
+    const last = positions.length ? Math.max(...positions) : null;
     if (last !== null) await this.infra.runner.waitFor(last, ['items'], this.infra.config.projectionWaitMs);
     this.infra.pipeline.wake();
     const failed = results.filter((r) => r.status === 'failed').length;
