@@ -220,6 +220,9 @@ export class PostgresEventStore implements EventStore {
   }
 }
 
+/** How long notifications are gathered before subscriptions are woken. */
+const NOTIFY_COALESCE_MS = 3;
+
 /**
  * One LISTEN connection per store, shared by every subscription: a process runs a dozen subscriptions and must
  * not tie up a pool connection for each. A broken connection wakes everyone (they re-read, so nothing is missed)
@@ -270,9 +273,18 @@ class NotificationHub {
     }
   }
 
+  private pending: NodeJS.Timeout | undefined;
+
+  /**
+   * Notifications are coalesced for a few milliseconds: a burst of appends (an ingest of hundreds of items) wakes
+   * each subscription once, for one page read, instead of once per event.
+   */
   private readonly onNotification = (msg: Notification): void => {
-    if (msg.channel !== EVENTS_NOTIFY_CHANNEL) return;
-    for (const l of this.listeners) l();
+    if (msg.channel !== EVENTS_NOTIFY_CHANNEL || this.pending) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      for (const l of this.listeners) l();
+    }, NOTIFY_COALESCE_MS);
   };
 
   private readonly onError = (): void => {
@@ -283,6 +295,8 @@ class NotificationHub {
   };
 
   async release(): Promise<void> {
+    if (this.pending) clearTimeout(this.pending);
+    this.pending = undefined;
     const client = this.client;
     this.client = undefined;
     if (!client) return;
