@@ -1,0 +1,80 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { numberList, parseArgs } from '../lib/args';
+import { runEnvironment } from '../lib/env';
+import { createProgress } from '../lib/progress';
+import { spawnService } from '../lib/service';
+import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from './datasets';
+import { qualityMarkdown, qualityTargets, REFERENCES, type QualityReport } from './report';
+import { DEFAULT_ALPHAS, qualityConfigs, runQuality, type QualityRun } from './run-quality';
+
+const USAGE = `npm run bench:quality -- [options]
+  --embedder glove|use|all   offline embedder(s), one service run each (default all)
+  --dataset scifact|locomo|all (default all)
+  --alpha 0,0.2,0.3,0.5,0.7,1  hybrid alphas to sweep (default as shown; "none" for no sweep)
+  --concurrency 4            queries in flight
+  --data-dir <dir>           benchmark data (default ${DEFAULT_DATA_DIR})
+  --out <dir>                where results go (default bench/results)
+  --name <name>              result file base name (default quality)
+  --smoke                    tiny slices (20 SciFact docs + 5 queries, one LoCoMo slice)`;
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2), { embedder: 'string', dataset: 'string', alpha: 'string', concurrency: 'string', 'data-dir': 'string', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean' });
+  if (args.help) return void console.log(USAGE);
+  const root = resolve(__dirname, '../../..');
+  const embedders = String(args.embedder ?? 'all') === 'all' ? ['glove', 'use'] : String(args.embedder).split(',');
+  for (const e of embedders) if (!['glove', 'use'].includes(e)) throw new Error(`unknown embedder ${e} (glove, use)`);
+  const dataset = String(args.dataset ?? 'all');
+  if (!['scifact', 'locomo', 'all'].includes(dataset)) throw new Error(`unknown dataset ${dataset}`);
+  const alphas = args.alpha === 'none' ? [] : args.alpha ? numberList(String(args.alpha)) : DEFAULT_ALPHAS;
+  for (const a of alphas) if (a < 0 || a > 1) throw new Error(`alpha ${a} is outside 0..1`);
+  const dataDir = String(args['data-dir'] ?? DEFAULT_DATA_DIR);
+  if (resolve(dataDir).includes('holdout')) throw new Error('the holdout data is never used for benchmarking or tuning');
+  const outDir = resolve(String(args.out ?? join(root, 'bench/results')));
+  const name = String(args.name ?? (args.smoke ? 'quality-smoke' : 'quality'));
+  const concurrency = Number(args.concurrency ?? 4);
+  const smoke = Boolean(args.smoke);
+
+  const environment = runEnvironment(root);
+  const scifact = dataset === 'locomo' ? undefined : loadScifact(dataDir, smoke ? { docs: 20, queries: 5 } : undefined);
+  const locomo = dataset === 'scifact' ? undefined : loadLocomo(dataDir, smoke ? { conversations: 1, turns: 40, questions: 10 } : undefined);
+  const configs = qualityConfigs(alphas);
+  const progress = createProgress();
+  const runs: QualityRun[] = [];
+  const configuration = {
+    embedders,
+    datasets: dataset,
+    alphas,
+    concurrency,
+    smoke,
+    dataDir,
+    service: 'node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (PIPELINE_CONCURRENCY 4, CHUNK_TOKENS 256)',
+    configs: configs.map((c) => ({ name: c.name, body: c.body })),
+  };
+  const write = () => {
+    const report: QualityReport = { kind: 'quality', environment, configuration, runs, references: REFERENCES, targets: qualityTargets(runs), finishedAt: new Date().toISOString() };
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(join(outDir, `${name}.md`), `${qualityMarkdown(report)}\n`);
+  };
+  for (const embedder of embedders) {
+    progress.log(`== ${embedder}: starting the service`);
+    const service = await spawnService({ root, env: embedder === 'use' ? { EMBEDDINGS_PROVIDER: 'use' } : {} });
+    progress.log(`service pid ${service.pid} on ${service.baseUrl}, DATA_DIR ${service.dataDir}`);
+    try {
+      runs.push(await runQuality(service, { embedder, configs, scifact, locomo, concurrency, progress }));
+    } finally {
+      await service.stop();
+    }
+    write(); // partial results survive a later failure
+  }
+  progress.stop();
+  write();
+  console.log(`results: ${join(outDir, `${name}.md`)} and .json`);
+  console.log(qualityMarkdown({ kind: 'quality', environment, configuration, runs, references: REFERENCES, targets: qualityTargets(runs), finishedAt: '' }));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

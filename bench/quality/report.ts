@@ -1,0 +1,150 @@
+import { environmentMarkdown, type RunEnvironment } from '../lib/env';
+import type { QualityRun } from './run-quality';
+
+/** Published reference points, exactly as the data README gives them. */
+export const REFERENCES = {
+  scifact: [
+    { system: 'BM25 flat (Pyserini/Anserini, BEIR v1.0.0)', ndcg10: 0.6789, recall100: 0.9253 },
+    { system: 'BM25 multifield', ndcg10: 0.6647, recall100: null },
+    { system: 'SPLADE++', ndcg10: 0.7041, recall100: null },
+    { system: 'Contriever-msmarco', ndcg10: 0.6768, recall100: null },
+    { system: 'BGE-base-en-v1.5', ndcg10: 0.7408, recall100: null },
+  ],
+  locomo: [
+    { system: 'DRAGON dense retriever (LoCoMo paper, Table 3, all ten conversations)', recall: { 5: 56.7, 10: 66.2, 25: 76.7, 50: 82.7 } },
+    { system: 'BM25 over the same units (roughly, per the data README)', recall: { 5: 52, 10: 60, 25: 70, 50: 76 } },
+  ],
+};
+
+export const TARGETS = { scifactNdcg10: 0.7, locomoRecall10: 70 };
+
+export interface QualityReport {
+  kind: 'quality';
+  environment: RunEnvironment;
+  configuration: Record<string, unknown>;
+  runs: QualityRun[];
+  references: typeof REFERENCES;
+  targets: { scifact_ndcg10: { target: number; measured: number | null; met: boolean | null }; locomo_r10: { target: number; measured: number | null; met: boolean | null } };
+  finishedAt: string;
+}
+
+export function qualityTargets(runs: QualityRun[]): QualityReport['targets'] {
+  const glove = runs.find((r) => r.embedder === 'glove');
+  const sf = glove?.scifact?.results.find((r) => r.config === 'hybrid')?.ndcg10 ?? null;
+  const lc = glove?.locomo?.results.find((r) => r.config === 'hybrid')?.recall['10']?.overall ?? null;
+  return {
+    scifact_ndcg10: { target: TARGETS.scifactNdcg10, measured: sf, met: sf === null ? null : sf >= TARGETS.scifactNdcg10 },
+    locomo_r10: { target: TARGETS.locomoRecall10, measured: lc, met: lc === null ? null : lc >= TARGETS.locomoRecall10 },
+  };
+}
+
+const f3 = (x: number | null | undefined) => (x === null || x === undefined || Number.isNaN(x) ? '—' : x.toFixed(3));
+const f1 = (x: number | null | undefined) => (x === null || x === undefined || Number.isNaN(x) ? '—' : x.toFixed(1));
+const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '—');
+
+function table(header: string[], rows: (string | number)[][]): string {
+  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+export function qualityMarkdown(report: QualityReport): string {
+  const out: string[] = [];
+  out.push('# Retrieval quality (through the HTTP API)', '');
+  out.push(environmentMarkdown(report.environment));
+  out.push(`- configuration: ${Object.entries(report.configuration).map(([k, v]) => `${k} = \`${JSON.stringify(v)}\``).join(', ')}`);
+  for (const r of report.runs) out.push(`- embedder \`${r.embedder}\`: model \`${r.modelId}\` (${r.dimensions}-d), run took ${(r.wallMs / 60000).toFixed(1)} min, ${r.retries} request(s) retried after a 5xx/network error`);
+  out.push(
+    '- method: the built service runs as a separate process on its embedded default (Postgres + LanceDB under a fresh DATA_DIR), one service run per embedder;',
+    '  data is ingested through `POST /context/ingest`, awaited through `GET /context/status` (every item `completed`), and queried through `POST /query`.',
+    '',
+  );
+  const t = report.targets;
+  out.push('## Targets (offline default: glove, hybrid, default alpha)', '');
+  out.push(
+    table(
+      ['target', 'measured', 'verdict'],
+      [
+        [`SciFact nDCG@10 ≥ ${t.scifact_ndcg10.target}`, f3(t.scifact_ndcg10.measured), verdict(t.scifact_ndcg10.met, t.scifact_ndcg10.measured, t.scifact_ndcg10.target, 3)],
+        [`LoCoMo dev R@10 ≥ ${t.locomo_r10.target}`, f1(t.locomo_r10.measured), verdict(t.locomo_r10.met, t.locomo_r10.measured, t.locomo_r10.target, 1)],
+      ],
+    ),
+    '',
+  );
+
+  const withScifact = report.runs.filter((r) => r.scifact);
+  if (withScifact.length) {
+    const s0 = withScifact[0].scifact!;
+    out.push('## SciFact (BEIR test split)', '');
+    out.push(
+      `${s0.docs} documents ingested as knowledge app items (title + abstract), ${s0.queries} test queries, binary relevance from qrels/test.tsv. ` +
+        'nDCG@10 from a `max_results: 10` query, Recall@100 from a `max_results: 100` query (the cap); the service returns chunks, so a document ' +
+        'ranks at its best chunk and repeats are dropped (the columns "docs in 10/100" show how many distinct documents came back).',
+      '',
+    );
+    const rows: (string | number)[][] = [];
+    for (const r of withScifact) {
+      for (const c of r.scifact!.results.filter((c) => c.sweep === undefined)) {
+        rows.push([`${r.embedder}: ${c.label}`, f3(c.ndcg10), f3(c.recall100), c.distinctDocsIn10.toFixed(1), c.distinctDocsIn100.toFixed(1), ms(c.latencyMs.p50)]);
+      }
+    }
+    for (const ref of REFERENCES.scifact) rows.push([`reference: ${ref.system}`, f3(ref.ndcg10), f3(ref.recall100), '', '', '']);
+    out.push(table(['configuration', 'nDCG@10', 'Recall@100', 'docs in 10', 'docs in 100', 'client p50 ms'], rows), '');
+    out.push(
+      table(
+        ['embedder', 'documents', 'chunks', 'ingest requests s', 'until all completed s', 'items/s to completed'],
+        withScifact.map((r) => {
+          const i = r.scifact!.ingest;
+          return [r.embedder, i.items, i.chunks, (i.requestsMs / 1000).toFixed(1), (i.completedMs / 1000).toFixed(1), (i.items / (i.completedMs / 1000)).toFixed(1)];
+        }),
+      ),
+      '',
+    );
+  }
+
+  const withLocomo = report.runs.filter((r) => r.locomo);
+  if (withLocomo.length) {
+    const l0 = withLocomo[0].locomo!;
+    const ks = l0.ks;
+    out.push('## LoCoMo dev (evidence recall, %)', '');
+    out.push(
+      `${l0.conversations.length} conversations (${l0.conversations.map((c) => `${c.id}: ${c.turns} turns`).join(', ')}), each in its own database; ` +
+        `every dialog turn is a memory with its \`dia_id\` as id and the README's text format (session number and date time as additional_metadata). ` +
+        `${l0.questions} questions (${Object.entries(l0.questionsByCategory).sort(([a], [b]) => a.localeCompare(b)).map(([c, n]) => `${c}: ${n}`).join(', ')}). ` +
+        'Each k is its own `max_results: k` query; malformed evidence strings count as written (misses); a question without evidence scores 1.',
+      '',
+    );
+    const rows: (string | number)[][] = [];
+    for (const r of withLocomo) for (const c of r.locomo!.results.filter((c) => c.sweep === undefined)) rows.push([`${r.embedder}: ${c.label}`, ...ks.map((k) => f1(c.recall[String(k)].overall)), ms(c.latencyMs.p50)]);
+    for (const ref of REFERENCES.locomo) rows.push([`reference: ${ref.system}`, ...ks.map((k) => f1((ref.recall as Record<number, number>)[k])), '']);
+    out.push(table(['configuration', ...ks.map((k) => `R@${k}`), 'client p50 ms'], rows), '');
+    const cats = Object.keys(l0.questionsByCategory).sort();
+    out.push('Per category (R@5 / R@10 / R@25 / R@50):', '');
+    const catRows: (string | number)[][] = [];
+    for (const r of withLocomo) {
+      for (const c of r.locomo!.results.filter((c) => c.sweep === undefined)) {
+        catRows.push([`${r.embedder}: ${c.label}`, ...cats.map((cat) => ks.map((k) => f1(c.recall[String(k)].byCategory[cat])).join(' / '))]);
+      }
+    }
+    out.push(table(['configuration', ...cats.map((c) => `${c} (${l0.questionsByCategory[c]})`)], catRows), '');
+  }
+
+  const sweepRuns = report.runs.filter((r) => r.scifact?.results.some((c) => c.sweep !== undefined) || r.locomo?.results.some((c) => c.sweep !== undefined));
+  if (sweepRuns.length) {
+    out.push('## Alpha sweep (hybrid; 0 = keyword only, 1 = vector only)', '');
+    const alphas = [...new Set(sweepRuns.flatMap((r) => [...(r.scifact?.results ?? []), ...(r.locomo?.results ?? [])].filter((c) => c.sweep !== undefined).map((c) => c.sweep!)))].sort((a, b) => a - b);
+    const rows: (string | number)[][] = [];
+    for (const r of sweepRuns) {
+      if (r.scifact) rows.push([r.embedder, 'SciFact nDCG@10', ...alphas.map((a) => f3(r.scifact!.results.find((c) => c.sweep === a)?.ndcg10))]);
+      if (r.scifact) rows.push([r.embedder, 'SciFact R@100', ...alphas.map((a) => f3(r.scifact!.results.find((c) => c.sweep === a)?.recall100))]);
+      if (r.locomo) for (const k of r.locomo.ks) rows.push([r.embedder, `LoCoMo R@${k}`, ...alphas.map((a) => f1(r.locomo!.results.find((c) => c.sweep === a)?.recall[String(k)].overall))]);
+    }
+    out.push(table(['embedder', 'metric', ...alphas.map((a) => `α ${a}`)], rows), '');
+    out.push('The default alpha ("auto" and omitted) is 0.5 in apps/api/src/query/query.service.ts.', '');
+  }
+  return out.join('\n');
+}
+
+function verdict(met: boolean | null, measured: number | null, target: number, digits: number): string {
+  if (met === null || measured === null) return 'not measured';
+  const gap = measured - target;
+  return met ? `met (+${gap.toFixed(digits)})` : `missed by ${(-gap).toFixed(digits)}`;
+}

@@ -1,0 +1,66 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+
+/**
+ * Read-only looks at the service's own stores, to explain where ingest and query time goes (never used to
+ * ingest or answer anything): Postgres activity counters, LanceDB commit counts, and the server-side retrieval
+ * time the service records in its QueryRecorded events.
+ */
+export interface PgCounters {
+  xactCommit: number;
+  tupInserted: number;
+  tupUpdated: number;
+  tupDeleted: number;
+  tupFetched: number;
+}
+
+export async function pgCounters(databaseUrl: string): Promise<PgCounters> {
+  const c = new Client({ connectionString: databaseUrl, application_name: 'crs-bench-stats' });
+  await c.connect();
+  try {
+    // Counters are flushed by each backend at transaction end (and at most every second for busy ones).
+    const { rows } = await c.query(
+      `SELECT xact_commit::float8 AS c, tup_inserted::float8 AS i, tup_updated::float8 AS u, tup_deleted::float8 AS d, tup_fetched::float8 AS f
+       FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return { xactCommit: rows[0].c, tupInserted: rows[0].i, tupUpdated: rows[0].u, tupDeleted: rows[0].d, tupFetched: rows[0].f };
+  } finally {
+    await c.end();
+  }
+}
+
+export function countersPerItem(a: PgCounters, b: PgCounters, items: number) {
+  const per = (x: number) => Math.round((x / Math.max(1, items)) * 10) / 10;
+  return { commitsPerItem: per(b.xactCommit - a.xactCommit), rowsInsertedPerItem: per(b.tupInserted - a.tupInserted), rowsUpdatedPerItem: per(b.tupUpdated - a.tupUpdated), rowsDeletedPerItem: per(b.tupDeleted - a.tupDeleted) };
+}
+
+/** LanceDB table versions (one manifest per commit; the service keeps versions for an hour) per table directory. */
+export function lanceCommits(lanceDir: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const t of readdirSync(lanceDir)) {
+      if (!t.endsWith('.lance')) continue;
+      try {
+        out[t.replace(/\.lance$/, '')] = readdirSync(join(lanceDir, t, '_versions')).filter((f) => f.endsWith('.manifest')).length;
+      } catch {
+        /* no versions dir */
+      }
+    }
+  } catch {
+    /* no lancedb dir */
+  }
+  return out;
+}
+
+/** The `latencyMs` the service recorded (QueryService: from the start of the query to just before the QueryRecorded append). */
+export async function recordedQueryLatencies(databaseUrl: string, requestIds: string[]): Promise<Map<string, number>> {
+  const c = new Client({ connectionString: databaseUrl, application_name: 'crs-bench-stats' });
+  await c.connect();
+  try {
+    const { rows } = await c.query(`SELECT data->>'requestId' AS id, (data->>'latencyMs')::float8 AS ms FROM events WHERE type = 'QueryRecorded' AND data->>'requestId' = ANY($1)`, [requestIds]);
+    return new Map(rows.map((r: { id: string; ms: number }) => [r.id, r.ms]));
+  } finally {
+    await c.end();
+  }
+}

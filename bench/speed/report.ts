@@ -1,0 +1,176 @@
+import type { ProfileSummary } from '../lib/cpuprofile';
+import { environmentMarkdown, type RunEnvironment } from '../lib/env';
+import type { LoadResult } from './load';
+import { TARGET_SCENARIO, type SpeedRun } from './run-speed';
+
+export const SPEED_TARGETS = { queryP50Ms: 25, queryP99Ms: 100, targetChunks: 100_000, ingestMemoriesPerSecond: 300, rebuildEventsPerSecond: 5000 };
+
+export interface SpeedSizeResult {
+  run: SpeedRun;
+  profile?: { file: string; summaries: ProfileSummary[] };
+}
+
+export interface SpeedReport {
+  kind: 'speed';
+  environment: RunEnvironment;
+  configuration: Record<string, unknown>;
+  sizes: SpeedSizeResult[];
+  targets: ReturnType<typeof speedTargets>;
+  finishedAt: string;
+}
+
+export function speedTargets(sizes: SpeedSizeResult[]) {
+  const at100k = sizes.find((s) => s.run.size >= SPEED_TARGETS.targetChunks);
+  const largest = [...sizes].sort((a, b) => b.run.size - a.run.size)[0];
+  const q = (s?: SpeedSizeResult) => s?.run.scenarios.find((x) => x.scenario.name === TARGET_SCENARIO)?.service['1']?.latencyMs;
+  const latencyOf = at100k ?? largest;
+  const lat = q(latencyOf);
+  const mem = largest?.run.ingest.find((p) => p.kind === 'memories');
+  const rebuild = largest?.run.rebuild;
+  const slowest = rebuild?.projections.filter((p) => p.projection !== 'search-index').sort((a, b) => a.eventsPerSecond - b.eventsPerSecond)[0];
+  return {
+    query: {
+      target: `p50 ≤ ${SPEED_TARGETS.queryP50Ms} ms and p99 ≤ ${SPEED_TARGETS.queryP99Ms} ms, "${TARGET_SCENARIO}", 1 client, at ${SPEED_TARGETS.targetChunks} chunks`,
+      measuredAtChunks: latencyOf?.run.chunks.total ?? null,
+      sizeReached: Boolean(at100k),
+      p50: lat?.p50 ?? null,
+      p99: lat?.p99 ?? null,
+      met: lat ? lat.p50 <= SPEED_TARGETS.queryP50Ms && lat.p99 <= SPEED_TARGETS.queryP99Ms : null,
+    },
+    ingest: { target: `≥ ${SPEED_TARGETS.ingestMemoriesPerSecond} memories/s to searchable`, measured: mem?.itemsPerSecondSearchable ?? null, met: mem ? mem.itemsPerSecondSearchable >= SPEED_TARGETS.ingestMemoriesPerSecond : null },
+    rebuild: {
+      target: `≥ ${SPEED_TARGETS.rebuildEventsPerSecond} events/s`,
+      readModelsOverall: rebuild?.readModels.eventsPerSecond ?? null,
+      slowestReadModel: slowest ? `${slowest.projection} ${slowest.eventsPerSecond}` : null,
+      searchIndex: rebuild?.projections.find((p) => p.projection === 'search-index')?.eventsPerSecond ?? null,
+      met: rebuild ? rebuild.readModels.eventsPerSecond >= SPEED_TARGETS.rebuildEventsPerSecond : null,
+    },
+  };
+}
+
+function table(header: string[], rows: (string | number)[][]): string {
+  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+const n1 = (x: number | null | undefined) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(1));
+const loadRow = (label: string, c: string, r: LoadResult | undefined, extra = ''): (string | number)[] =>
+  r ? [label, c, r.requests, n1(r.rps), n1(r.latencyMs.p50), n1(r.latencyMs.p95), n1(r.latencyMs.p99), extra] : [label, c, '—', '—', '—', '—', '—', extra];
+
+export function speedMarkdown(report: SpeedReport): string {
+  const out: string[] = ['# Speed (through the HTTP API)', '', environmentMarkdown(report.environment)];
+  out.push(`- configuration: ${Object.entries(report.configuration).map(([k, v]) => `${k} = \`${JSON.stringify(v)}\``).join(', ')}`);
+  out.push(
+    '- method: the built service runs as a separate process (embedded Postgres + LanceDB under a fresh DATA_DIR, GloVe-SIF default embedder); a seeded',
+    '  generator makes memories, Markdown documents (uploaded as files) and app items with ACLs and metadata; each kind is ingested through',
+    '  `POST /context/ingest` and timed from the first request until `/databases/stats` counts every item searchable (graph_creation or completed) and completed.',
+    '  Query load: autocannon against 127.0.0.1, each request a fresh seeded query text; latencies are every response time autocannon saw.',
+    '  Floors under the same load: a minimal Fastify route answering a fixed JSON, and one running the same LanceDB full-text + vector searches',
+    '  (same prefilter, same 50-candidate pool, query embedded with the same GloVe-SIF code) straight on the service\'s tables, in a separate process;',
+    '  plus the same engine calls in-process without HTTP. CPU split from /proc: service main (JS) thread, its other threads (LanceDB/tokio, libuv, GC), Postgres.',
+    '',
+  );
+  const t = report.targets;
+  out.push('## Targets', '');
+  out.push(
+    table(
+      ['target', 'measured', 'verdict'],
+      [
+        [
+          t.query.target,
+          t.query.p50 === null ? '—' : `p50 ${n1(t.query.p50)} ms, p99 ${n1(t.query.p99)} ms at ${t.query.measuredAtChunks} chunks`,
+          t.query.met === null ? 'not measured' : `${t.query.met ? 'met' : `missed: p50 ${(t.query.p50! / 25).toFixed(1)}× / p99 ${(t.query.p99! / 100).toFixed(1)}× the target`}${t.query.sizeReached ? '' : ' (100k not run; measured at the largest size run)'}`,
+        ],
+        [t.ingest.target, `${n1(t.ingest.measured)} memories/s`, t.ingest.met === null ? 'not measured' : t.ingest.met ? 'met' : `missed: ${(SPEED_TARGETS.ingestMemoriesPerSecond / t.ingest.measured!).toFixed(0)}× too slow`],
+        [
+          t.rebuild.target,
+          `read models overall ${t.rebuild.readModelsOverall ?? '—'} events/s (slowest: ${t.rebuild.slowestReadModel ?? '—'}); search index ${t.rebuild.searchIndex ?? '—'} events/s`,
+          t.rebuild.met === null ? 'not measured' : t.rebuild.met ? 'met (read models)' : `missed: ${(SPEED_TARGETS.rebuildEventsPerSecond / t.rebuild.readModelsOverall!).toFixed(1)}× too slow`,
+        ],
+      ],
+    ),
+    '',
+  );
+
+  for (const { run, profile } of report.sizes) {
+    out.push(`## ${run.size.toLocaleString('en-US')} chunks (target)`, '');
+    out.push(
+      `Corpus (seed ${run.seed}): ${run.corpus.memories} memories, ${run.corpus.documents} Markdown documents, ${run.corpus.apps} app items; ` +
+        `indexed ${run.chunks.total} chunks (${run.chunks.memory} memory, ${run.chunks.knowledge} knowledge). Whole size run: ${(run.wallMs / 60000).toFixed(1)} min.`,
+      '',
+    );
+    out.push('### Ingest', '');
+    out.push(
+      table(
+        ['kind', 'items', 'chunks', 'requests (items each)', 'accepted items/s', 'searchable items/s', 'completed items/s', 'chunks/s searchable', 'wall s', 'CPU s: JS thread / other threads / Postgres', 'per item: Postgres commits / rows written, LanceDB commits'],
+        run.ingest.map((p) => [
+          p.kind,
+          p.items,
+          p.chunks,
+          `${p.requests} (${p.itemsPerRequest})`,
+          n1(p.itemsPerSecondAccepted),
+          n1(p.itemsPerSecondSearchable),
+          n1(p.itemsPerSecondCompleted),
+          n1(p.chunksPerSecondSearchable),
+          n1(p.searchableMs / 1000),
+          p.cpu ? `${p.cpu.jsThreadS} / ${p.cpu.otherThreadsS} / ${p.cpu.postgresS}` : '—',
+          p.postgres ? `${p.postgres.commitsPerItem} / ${round1(p.postgres.rowsInsertedPerItem + p.postgres.rowsUpdatedPerItem + p.postgres.rowsDeletedPerItem)}, ${p.lanceCommitsPerItem ?? '—'}` : '—',
+        ]),
+      ),
+      '',
+    );
+    if (run.lanceCommitsAfterIngest) out.push(`LanceDB table versions after ingest (one per commit, kept an hour): ${Object.entries(run.lanceCommitsAfterIngest).map(([t, n]) => `${t.replace(/_[0-9a-f]{32}_/, '_<db>_')} ${n}`).join(', ')}.`, '');
+    out.push('### Query latency (ms; autocannon, 127.0.0.1)', '');
+    const rows: (string | number)[][] = [];
+    for (const [c, r] of Object.entries(run.fixedJson)) rows.push(loadRow('floor: Fastify fixed JSON', c, r));
+    for (const s of run.scenarios) {
+      for (const c of Object.keys(s.service)) {
+        rows.push(loadRow(`service: ${s.scenario.name}`, c, s.service[c], `${s.preflightMeanChunks} chunks/answer`));
+        if (s.engineHttp?.[c]) {
+          const o = s.overhead![c];
+          rows.push(loadRow(`floor: engine via Fastify, ${s.scenario.name}`, c, s.engineHttp[c], `service/floor: p50 ${o.p50Ratio}×, p99 ${o.p99Ratio}×, req/s ${o.rpsRatio}×`));
+        }
+        if (s.engineInProcess?.[c]) {
+          const e = s.engineInProcess[c];
+          rows.push([`floor: engine in-process, ${s.scenario.name}`, c, e.requests, n1(e.rps), n1(e.latencyMs.p50), n1(e.latencyMs.p95), n1(e.latencyMs.p99), `${e.meanCandidates} candidates/query`]);
+        }
+      }
+    }
+    out.push(table(['what', 'clients', 'requests', 'req/s', 'p50', 'p95', 'p99', 'notes'], rows), '');
+    const bd = run.scenarios.flatMap((x) => (x.breakdown ?? []).map((b) => ({ name: x.scenario.name, b })));
+    if (bd.length) {
+      out.push('Where one query\'s time goes (medians of 20 sequential queries, 1 client; server = `meta.latency_ms`, retrieval = the `latencyMs` the service records in QueryRecorded, engine = the same query on the in-process engine floor):', '');
+      out.push(
+        table(
+          ['scenario', 'graph_context', 'client', 'server', 'retrieval', 'engine floor', 'HTTP + serialisation (client − server)', 'auth, validation, QueryRecorded append (server − retrieval)', 'retrieval beyond the engine (embed cache, read-model check, fusion, graph)'],
+          bd.map(({ name, b }) => [name, String(b.graphContext), n1(b.clientMs), n1(b.serverMs), n1(b.retrievalMs), n1(b.engineMs), n1(b.split.httpMs), n1(b.split.authValidationRecordMs), n1(b.split.retrievalBeyondEngineMs)]),
+        ),
+        '',
+      );
+    }
+    if (run.queryCpu) out.push(`CPU during the query phase (${run.queryCpu.wallS} s, service + floors): JS thread ${run.queryCpu.jsThreadS} s, other threads ${run.queryCpu.otherThreadsS} s, Postgres ${run.queryCpu.postgresS} s.`, '');
+    if (run.rebuild) {
+      out.push('### Projection rebuild (`crs projections rebuild all`, against the running service)', '');
+      out.push(
+        table(
+          ['projection', 'events', 'ms', 'events/s'],
+          [
+            ...run.rebuild.projections.map((p) => [p.projection + (p.indexes !== undefined ? ` (${p.indexes} indexes)` : ''), p.events, p.ms, p.eventsPerSecond]),
+            ['read models together', run.rebuild.readModels.events, run.rebuild.readModels.ms, run.rebuild.readModels.eventsPerSecond],
+          ],
+        ),
+        '',
+        `CLI process wall time ${(run.rebuild.wallMs / 1000).toFixed(1)} s (start-up included).${run.rebuild.cpu ? ` Service Postgres CPU during it: ${run.rebuild.cpu.postgresS} s.` : ''}`,
+        '',
+      );
+    }
+    if (profile) {
+      out.push(`### CPU profile of the service (main thread, \`node --cpu-prof\`; ${profile.file})`, '');
+      for (const s of profile.summaries.filter((x) => x.sampledMs > 0)) {
+        out.push(`**${s.window}** (${(s.sampledMs / 1000).toFixed(1)} s sampled, main thread busy ${(s.busyShare * 100).toFixed(0)}%): by package/file — ${s.byCategory.slice(0, 10).map((c) => `${c.category} ${(c.share * 100).toFixed(0)}%`).join(', ')}`, '');
+        out.push(table(['top self time (function, file:line)', 'ms', 'share of busy'], s.byFunction.slice(0, 12).map((f) => [`\`${f.fn}\``, f.ms, `${(f.share * 100).toFixed(1)}%`])), '');
+      }
+    }
+  }
+  return out.join('\n');
+}
