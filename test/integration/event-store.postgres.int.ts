@@ -76,8 +76,10 @@ describe('PostgresEventStore specifics', () => {
     const head = await ctx.store.headPosition();
     const subs = Array.from({ length: 10 }, () => ctx.store.subscribeToAll({ after: head }));
     const pendings = subs.map((s) => s[Symbol.asyncIterator]().next());
-    await new Promise((r) => setTimeout(r, 300));
-    expect(ctx.pool.totalCount - ctx.pool.idleCount).toBe(1);
+    // Once every subscription has read its first page and gone to sleep, only the shared LISTEN connection is busy.
+    const busy = () => ctx.pool.totalCount - ctx.pool.idleCount;
+    for (let i = 0; i < 100 && busy() !== 1; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(busy()).toBe(1);
     const appended = await ctx.store.append(uniqueStream('fanout'), [event('Fan')]);
     for (const p of pendings) expect((await p).value).toMatchObject({ type: 'Fan', position: appended.position });
     await Promise.all(subs.map((s) => s.close()));
