@@ -183,10 +183,12 @@ export class CrsClient {
    * Waits until every id has one of `statuses` (default: completed), polling /context/status 100 ids at a time.
    * Items already seen in a final state are not asked again. Throws on errored items unless allowErrored.
    */
-  async waitForIds(database: string, ids: string[], opts: { statuses?: IndexingStatus[]; collection?: string; timeoutMs?: number; pollMs?: number; onProgress?: (done: number) => void } = {}): Promise<void> {
+  async waitForIds(database: string, ids: string[], opts: { statuses?: IndexingStatus[]; collection?: string; stallMs?: number; pollMs?: number; onProgress?: (done: number) => void } = {}): Promise<void> {
     const wanted = new Set(opts.statuses ?? ['completed']);
     const pending = new Set(ids);
-    const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
+    // Slow indexing is a finding, not a failure: give up only when nothing progresses for stallMs (default 10 min).
+    const stallMs = opts.stallMs ?? 10 * 60_000;
+    let deadline = Date.now() + stallMs;
     while (pending.size) {
       const batch = [...pending].slice(0, 100);
       const st = await this.statuses(database, batch, opts.collection);
@@ -200,7 +202,8 @@ export class CrsClient {
       }
       opts.onProgress?.(ids.length - pending.size);
       if (!pending.size) return;
-      if (Date.now() > deadline) throw new Error(`${pending.size} item(s) did not reach ${[...wanted].join('/')}`);
+      if (progressed) deadline = Date.now() + stallMs;
+      if (Date.now() > deadline) throw new Error(`${pending.size} item(s) did not reach ${[...wanted].join('/')} (no progress for ${stallMs} ms)`);
       if (!progressed) await sleep(opts.pollMs ?? 100);
     }
   }

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { numberList, parseArgs } from '../lib/args';
 import { runEnvironment } from '../lib/env';
@@ -16,10 +16,11 @@ const USAGE = `npm run bench:quality -- [options]
   --data-dir <dir>           benchmark data (default ${DEFAULT_DATA_DIR})
   --out <dir>                where results go (default bench/results)
   --name <name>              result file base name (default quality)
+  --merge <report.json>      keep the runs of an earlier report for the embedders not run now (each keeps its commit)
   --smoke                    tiny slices (20 SciFact docs + 5 queries, one LoCoMo slice)`;
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), { embedder: 'string', dataset: 'string', alpha: 'string', concurrency: 'string', 'data-dir': 'string', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean' });
+  const args = parseArgs(process.argv.slice(2), { embedder: 'string', dataset: 'string', alpha: 'string', concurrency: 'string', 'data-dir': 'string', out: 'string', name: 'string', merge: 'string', smoke: 'boolean', help: 'boolean' });
   if (args.help) return void console.log(USAGE);
   const root = resolve(__dirname, '../../..');
   const embedders = String(args.embedder ?? 'all') === 'all' ? ['glove', 'use'] : String(args.embedder).split(',');
@@ -41,6 +42,10 @@ async function main(): Promise<void> {
   const configs = qualityConfigs(alphas);
   const progress = createProgress();
   const runs: QualityRun[] = [];
+  if (args.merge) {
+    const earlier = JSON.parse(readFileSync(resolve(String(args.merge)), 'utf8')) as QualityReport;
+    for (const r of earlier.runs) if (!embedders.includes(r.embedder)) runs.push({ ...r, environment: r.environment ?? earlier.environment });
+  }
   const configuration = {
     embedders,
     datasets: dataset,
@@ -62,7 +67,9 @@ async function main(): Promise<void> {
     const service = await spawnService({ root, env: embedder === 'use' ? { EMBEDDINGS_PROVIDER: 'use' } : {} });
     progress.log(`service pid ${service.pid} on ${service.baseUrl}, DATA_DIR ${service.dataDir}`);
     try {
-      runs.push(await runQuality(service, { embedder, configs, scifact, locomo, concurrency, progress }));
+      const runEnv = runEnvironment(root);
+      runs.push({ ...(await runQuality(service, { embedder, configs, scifact, locomo, concurrency, progress })), environment: runEnv });
+      runs.sort((a, b) => ['glove', 'use'].indexOf(a.embedder) - ['glove', 'use'].indexOf(b.embedder));
     } finally {
       await service.stop();
     }

@@ -51,7 +51,11 @@ export function qualityMarkdown(report: QualityReport): string {
   out.push('# Retrieval quality (through the HTTP API)', '');
   out.push(environmentMarkdown(report.environment));
   out.push(`- configuration: ${Object.entries(report.configuration).map(([k, v]) => `${k} = \`${JSON.stringify(v)}\``).join(', ')}`);
-  for (const r of report.runs) out.push(`- embedder \`${r.embedder}\`: model \`${r.modelId}\` (${r.dimensions}-d), run took ${(r.wallMs / 60000).toFixed(1)} min, ${r.retries} request(s) retried after a 5xx/network error`);
+  for (const r of report.runs) {
+    const e = r.environment;
+    const where = e ? `, commit \`${e.commit.slice(0, 12)}\`${e.dirty ? ` + ${e.dirtyFiles.length} uncommitted path(s) (${e.dirtyFiles.slice(0, 6).map((l) => l.trim()).join(', ')})` : ' (clean tree)'}, started ${e.startedAt}, load ${e.machine.loadAverageAtStart.join('/')}` : '';
+    out.push(`- embedder \`${r.embedder}\`: model \`${r.modelId}\` (${r.dimensions}-d), run took ${(r.wallMs / 60000).toFixed(1)} min, ${r.retries ?? 0} request(s) retried after a 5xx/network error${where}`);
+  }
   out.push(
     '- method: the built service runs as a separate process on its embedded default (Postgres + LanceDB under a fresh DATA_DIR), one service run per embedder;',
     '  data is ingested through `POST /context/ingest`, awaited through `GET /context/status` (every item `completed`), and queried through `POST /query`.',

@@ -94,6 +94,8 @@ export interface QualityRun {
   dimensions: number;
   scifact?: ScifactResult;
   locomo?: LocomoResult;
+  /** commit, machine and start time of this embedder's run (runs merged from an earlier report keep theirs) */
+  environment?: import('../lib/env').RunEnvironment;
   /** requests retried after a 5xx or a network error (0 in a clean run) */
   retries: number;
   wallMs: number;
