@@ -127,6 +127,59 @@ export function describeEventStoreContract(
       });
     });
 
+    describe('appendMany and readStreams', () => {
+      it('appends to several streams with their own expectations, results in request order, positions increasing', async () => {
+        const a = uniqueStream('many-a');
+        const b = uniqueStream('many-b');
+        await store.append(b, [event('First')]);
+        const results = await store.appendMany([
+          { stream: a, events: [event('A1'), event('A2')], expectedRevision: 'no_stream' },
+          { stream: b, events: [event('B2')], expectedRevision: 0 },
+        ]);
+        expect(results.map((r) => r.nextRevision)).toEqual([1, 1]);
+        expect(results[1].position).toBeGreaterThan(results[0].position);
+        const read = await store.readStreams([a, b, a]);
+        expect([...read.keys()].sort()).toEqual([a, b].sort());
+        expect(read.get(a)!.map((e) => e.type)).toEqual(['A1', 'A2']);
+        expect(read.get(b)!.map((e) => e.type)).toEqual(['First', 'B2']);
+        expect(read.get(a)![1].position).toBe(results[0].position);
+      });
+
+      it('a conflicting request throws WrongExpectedRevisionError naming that stream', async () => {
+        const a = uniqueStream('many-ok');
+        const b = uniqueStream('many-conflict');
+        await store.append(b, [event('Exists')]);
+        const conflict = await store.appendMany([
+          { stream: a, events: [event('A')], expectedRevision: 'no_stream' },
+          { stream: b, events: [event('B')], expectedRevision: 'no_stream' },
+        ]).catch((e: unknown) => e);
+        expect(conflict).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(conflict).toMatchObject({ stream: b, expected: 'no_stream', actual: 0 });
+        expect((await store.readStream(b)).map((e) => e.type)).toEqual(['Exists']);
+      });
+
+      it('a retried batch is stored once and answers as before', async () => {
+        const a = uniqueStream('many-retry-a');
+        const b = uniqueStream('many-retry-b');
+        const batch = [
+          { stream: a, events: [event('A')], expectedRevision: 'no_stream' as const },
+          { stream: b, events: [event('B1'), event('B2')], expectedRevision: 'no_stream' as const },
+        ];
+        const first = await store.appendMany(batch);
+        const again = await store.appendMany(batch);
+        expect(again).toEqual(first);
+        expect(await store.readStream(a)).toHaveLength(1);
+        expect(await store.readStream(b)).toHaveLength(2);
+      });
+
+      it('readStreams maps a missing stream to [] and an empty list to an empty map', async () => {
+        const missing = uniqueStream('many-missing');
+        expect((await store.readStreams([missing])).get(missing)).toEqual([]);
+        expect((await store.readStreams([])).size).toBe(0);
+        expect(await store.appendMany([])).toEqual([]);
+      });
+    });
+
     describe('readStream', () => {
       let stream: string;
       let written: NewEvent[];

@@ -35,6 +35,21 @@ describe('PostgresEventStore specifics', () => {
     expect(await ctx.store.readAll()).toEqual([]);
   });
 
+  it('appendMany is all or nothing: a conflict in the last request writes none of the others', async () => {
+    const a = uniqueStream('atomic-a');
+    const b = uniqueStream('atomic-b');
+    await ctx.store.append(b, [event('Exists')]);
+    const head = await ctx.store.headPosition();
+    await expect(
+      ctx.store.appendMany([
+        { stream: a, events: [event('A')], expectedRevision: 'no_stream' },
+        { stream: b, events: [event('B')], expectedRevision: 5 },
+      ]),
+    ).rejects.toMatchObject({ code: 'WRONG_EXPECTED_REVISION', stream: b, expected: 5, actual: 0 });
+    expect(await ctx.store.readStream(a)).toEqual([]);
+    expect(await ctx.store.headPosition()).toBe(head);
+  });
+
   it('migrates idempotently, also concurrently', async () => {
     const options = { schema: 'log', table: 'entries' };
     await Promise.all([PostgresEventStore.migrate(ctx.pool, options), PostgresEventStore.migrate(ctx.pool, options), ctx.store.init()]);

@@ -55,14 +55,31 @@ export interface ReadAllOptions {
   maxCount?: number;
 }
 
+/** One stream's part of a multi-stream append. */
+export interface AppendRequest {
+  stream: string;
+  events: NewEvent[];
+  expectedRevision?: ExpectedRevision;
+}
+
 export interface Subscription extends AsyncIterable<RecordedEvent> {
   close(): Promise<void>;
 }
 
 export interface EventStore {
   append(stream: string, events: NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  /**
+   * Appends to several streams, each with its own expected revision and the same idempotency as `append`.
+   * Results are in request order. Postgres: atomic, all or nothing, one round trip. EventStoreDB has no
+   * multi-stream transaction: the requests are appended one by one, and a failure leaves the earlier ones
+   * appended (callers decide again on fresh state, which makes the retry of an appended one a no-op).
+   * A conflict throws WrongExpectedRevisionError for the first stream that conflicts.
+   */
+  appendMany(requests: AppendRequest[]): Promise<AppendResult[]>;
   /** Returns [] when the stream does not exist (or was deleted). */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Whole streams at once (one round trip on Postgres); a missing stream maps to []. */
+  readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up subscription to the whole log: events strictly after `after`, then live ones, in order, until closed. */
   subscribeToAll(options?: { after?: number }): Subscription;

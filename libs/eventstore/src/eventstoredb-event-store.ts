@@ -22,6 +22,7 @@ import {
 } from '@eventstore/db-client';
 import {
   WrongExpectedRevisionError,
+  type AppendRequest,
   type AppendResult,
   type EventMetadata,
   type EventStore,
@@ -113,6 +114,19 @@ export class EventStoreDbEventStore implements EventStore {
       actual = last?.revision;
     }
     throw new WrongExpectedRevisionError(stream, expected, actual ?? 'no_stream');
+  }
+
+  /** No multi-stream transaction on EventStoreDB: one append after the other (see the port). */
+  async appendMany(requests: AppendRequest[]): Promise<AppendResult[]> {
+    const results: AppendResult[] = [];
+    for (const r of requests) results.push(await this.append(r.stream, r.events, { expectedRevision: r.expectedRevision }));
+    return results;
+  }
+
+  async readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>> {
+    const unique = [...new Set(streams)];
+    const read = await Promise.all(unique.map((s) => this.readStream(s)));
+    return new Map(unique.map((s, i) => [s, read[i]]));
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

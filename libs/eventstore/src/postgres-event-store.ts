@@ -1,6 +1,7 @@
 import type { Pool, PoolClient, Notification } from 'pg';
 import {
   WrongExpectedRevisionError,
+  type AppendRequest,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -38,6 +39,7 @@ const MIGRATE_LOCK_KEY = fnv1a64('crs:eventstore:migrate');
 /** Postgres event log: the embedded default. The pool belongs to the caller (close() does not end it). */
 export class PostgresEventStore implements EventStore {
   private readonly table: string;
+  private readonly appendFunction: string;
   private readonly subscriptions = new Set<PostgresSubscription>();
   private readonly hub: NotificationHub;
 
@@ -46,6 +48,7 @@ export class PostgresEventStore implements EventStore {
     private readonly options: PostgresEventStoreOptions = {},
   ) {
     this.table = qualifiedTable(options);
+    this.appendFunction = appendFunctionName(options);
     this.hub = new NotificationHub(pool);
   }
 
@@ -71,6 +74,7 @@ export class PostgresEventStore implements EventStore {
         UNIQUE (stream, revision)
       )`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${indexName} ON ${table} (stream, event_id)`);
+      await client.query(appendFunctionDdl(table, appendFunctionName(options)));
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -86,66 +90,50 @@ export class PostgresEventStore implements EventStore {
   }
 
   async append(stream: string, events: NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
-    const expected = options.expectedRevision ?? 'any';
-    const client = await this.pool.connect();
+    const [result] = await this.appendMany([{ stream, events, expectedRevision: options.expectedRevision }]);
+    return result;
+  }
+
+  /**
+   * One statement, one round trip: the append function takes the append lock, checks idempotency and the expected
+   * revision of every request, inserts and notifies, all in the statement's own transaction (all or nothing).
+   */
+  async appendMany(requests: AppendRequest[]): Promise<AppendResult[]> {
+    if (requests.length === 0) return [];
+    const batch = requests.map((r) => ({
+      stream: r.stream,
+      expected: r.expectedRevision ?? 'any',
+      events: r.events.map((e) => ({ type: e.type, data: e.data ?? null, metadata: e.metadata })),
+    }));
     try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY]);
-
-      // Idempotent retry (EventStoreDB semantics): checked before the expected revision, since a
-      // retried append would otherwise fail its own expected-revision check.
-      if (events.length > 0) {
-        const ids = events.map((e) => e.metadata.eventId);
-        const { rows } = await client.query<{ hit: boolean | null; revision: string | null; position: string | null }>(
-          `SELECT bool_or(event_id = $2::uuid) AS hit, max(revision) AS revision, max(position) AS position
-             FROM ${this.table} WHERE stream = $1 AND event_id = ANY($3::uuid[])`,
-          [stream, ids[0], ids],
-        );
-        if (rows[0].hit) {
-          await client.query('COMMIT');
-          return { nextRevision: Number(rows[0].revision), position: Number(rows[0].position) };
-        }
-      }
-
-      const head = await client.query<{ revision: string; position: string }>(
-        `SELECT revision, position FROM ${this.table} WHERE stream = $1 ORDER BY revision DESC LIMIT 1`,
-        [stream],
-      );
-      const current = head.rows.length ? Number(head.rows[0].revision) : null;
-      checkExpectedRevision(stream, expected, current);
-
-      if (events.length === 0) {
-        await client.query('COMMIT');
-        return { nextRevision: current ?? -1, position: head.rows.length ? Number(head.rows[0].position) : 0 };
-      }
-
-      const params: unknown[] = [stream];
-      const tuples = events.map((event, i) => {
-        const revision = (current ?? -1) + 1 + i;
-        params.push(revision, event.metadata.eventId, event.type, JSON.stringify(event.data ?? null), JSON.stringify(event.metadata));
-        const p = params.length;
-        return `($1, $${p - 4}::bigint, $${p - 3}::uuid, $${p - 2}, $${p - 1}::jsonb, $${p}::jsonb)`;
-      });
-      // VALUES rows are evaluated in order, so positions increase with revision inside the batch.
-      const inserted = await client.query<{ position: string; revision: string }>(
-        `INSERT INTO ${this.table} (stream, revision, event_id, type, data, metadata)
-         VALUES ${tuples.join(', ')} RETURNING position, revision`,
-        params,
-      );
-      const last = inserted.rows.reduce((a, b) => (Number(b.position) > Number(a.position) ? b : a));
-      // NOTIFY inside the transaction is delivered only when it commits: subscribers wake after
-      // the rows are visible, never before, and a rolled-back append wakes nobody.
-      await client.query('SELECT pg_notify($1, $2)', [EVENTS_NOTIFY_CHANNEL, last.position]);
-      await client.query('COMMIT');
-      return { nextRevision: Number(last.revision), position: Number(last.position) };
+      const { rows } = await this.pool.query<{ r: [number, number][] }>(`SELECT ${this.appendFunction}($1::jsonb, $2::bigint, $3) AS r`, [
+        JSON.stringify(batch),
+        APPEND_LOCK_KEY,
+        EVENTS_NOTIFY_CHANNEL,
+      ]);
+      return rows[0].r.map(([nextRevision, position]) => ({ nextRevision: Number(nextRevision), position: Number(position) }));
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      const e = err as { code?: string; detail?: string };
+      if (e.code === WRONG_REVISION_SQLSTATE && e.detail) {
+        const d = JSON.parse(e.detail) as { stream: string; expected: ExpectedRevision; actual: number | null };
+        throw new WrongExpectedRevisionError(d.stream, d.expected, d.actual ?? 'no_stream');
+      }
       // Only reachable if a writer bypasses the append lock (e.g. an older build): same meaning.
-      if (isUniqueViolation(err)) throw new WrongExpectedRevisionError(stream, expected, await this.currentRevision(stream));
+      if (isUniqueViolation(err)) {
+        const stream = requests[0].stream;
+        throw new WrongExpectedRevisionError(stream, requests[0].expectedRevision ?? 'any', await this.currentRevision(stream));
+      }
       throw err;
-    } finally {
-      client.release();
     }
+  }
+
+  async readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>> {
+    const unique = [...new Set(streams)];
+    const out = new Map<string, RecordedEvent[]>(unique.map((s) => [s, []]));
+    if (unique.length === 0) return out;
+    const { rows } = await this.pool.query<EventRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE stream = ANY($1::text[]) ORDER BY stream, revision`, [unique]);
+    for (const row of rows) out.get(row.stream)!.push(toRecordedEvent(row));
+    return out;
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -424,13 +412,90 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
   };
 }
 
-function checkExpectedRevision(stream: string, expected: ExpectedRevision, current: number | null): void {
-  const ok =
-    expected === 'any' ||
-    (expected === 'no_stream' && current === null) ||
-    (expected === 'stream_exists' && current !== null) ||
-    (typeof expected === 'number' && current === expected);
-  if (!ok) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+/** SQLSTATE the append function raises on a failed expected-revision check (detail: JSON stream/expected/actual). */
+const WRONG_REVISION_SQLSTATE = 'CR001';
+
+function appendFunctionName(options: Pick<PostgresEventStoreOptions, 'schema' | 'table'>): string {
+  const fn = quoteIdent(`${options.table ?? 'events'}_append`);
+  return options.schema ? `${quoteIdent(options.schema)}.${fn}` : fn;
+}
+
+/**
+ * The append function. `batch` is a JSON array of {stream, expected, events: [{type, data, metadata}]}; it returns
+ * a JSON array of [nextRevision, position] per request, in order.
+ *
+ * - One advisory lock serialises all appends (see APPEND_LOCK_KEY), held until the statement commits.
+ * - Idempotent retry (EventStoreDB semantics): when the request's first event id is already in the stream, the
+ *   request is answered from what is there; checked before the expected revision, since a retried append would
+ *   otherwise fail its own check.
+ * - Rows are inserted in request and event order, so positions increase with revision and across requests.
+ * - NOTIFY inside the transaction is delivered only when it commits: subscribers wake after the rows are
+ *   visible, never before, and a rolled-back append wakes nobody.
+ */
+function appendFunctionDdl(table: string, fn: string): string {
+  return `CREATE OR REPLACE FUNCTION ${fn}(batch jsonb, lock_key bigint, channel text) RETURNS jsonb
+LANGUAGE plpgsql AS $body$
+DECLARE
+  req jsonb;
+  s text;
+  expected jsonb;
+  n int;
+  ids uuid[];
+  hit boolean;
+  hit_rev bigint;
+  hit_pos bigint;
+  cur_rev bigint;
+  cur_pos bigint;
+  last_rev bigint;
+  last_pos bigint;
+  max_pos bigint;
+  results jsonb := '[]'::jsonb;
+BEGIN
+  PERFORM pg_advisory_xact_lock(lock_key);
+  FOR req IN SELECT value FROM jsonb_array_elements(batch) LOOP
+    s := req->>'stream';
+    expected := req->'expected';
+    n := jsonb_array_length(req->'events');
+    IF n > 0 THEN
+      SELECT array_agg((e->'metadata'->>'eventId')::uuid) INTO ids FROM jsonb_array_elements(req->'events') e;
+      SELECT bool_or(event_id = ids[1]), max(revision), max(position) INTO hit, hit_rev, hit_pos
+        FROM ${table} WHERE stream = s AND event_id = ANY(ids);
+      IF hit THEN
+        results := results || jsonb_build_array(jsonb_build_array(hit_rev, hit_pos));
+        CONTINUE;
+      END IF;
+    END IF;
+    cur_rev := NULL;
+    cur_pos := NULL;
+    SELECT revision, position INTO cur_rev, cur_pos FROM ${table} WHERE stream = s ORDER BY revision DESC LIMIT 1;
+    IF NOT (expected = '"any"'::jsonb
+        OR (expected = '"no_stream"'::jsonb AND cur_rev IS NULL)
+        OR (expected = '"stream_exists"'::jsonb AND cur_rev IS NOT NULL)
+        OR (jsonb_typeof(expected) = 'number' AND cur_rev IS NOT NULL AND cur_rev = (expected #>> '{}')::bigint)) THEN
+      RAISE EXCEPTION 'stream %: wrong expected revision', s USING ERRCODE = '${WRONG_REVISION_SQLSTATE}',
+        DETAIL = jsonb_build_object('stream', s, 'expected', expected, 'actual', cur_rev)::text;
+    END IF;
+    IF n = 0 THEN
+      results := results || jsonb_build_array(jsonb_build_array(coalesce(cur_rev, -1), coalesce(cur_pos, 0)));
+      CONTINUE;
+    END IF;
+    WITH ins AS (
+      INSERT INTO ${table} (stream, revision, event_id, type, data, metadata)
+      SELECT s, coalesce(cur_rev, -1) + e.ord, (e.value->'metadata'->>'eventId')::uuid, e.value->>'type', e.value->'data', e.value->'metadata'
+        FROM jsonb_array_elements(req->'events') WITH ORDINALITY AS e(value, ord)
+       ORDER BY e.ord
+      RETURNING revision, position
+    )
+    SELECT max(revision), max(position) INTO last_rev, last_pos FROM ins;
+    max_pos := greatest(max_pos, last_pos);
+    results := results || jsonb_build_array(jsonb_build_array(last_rev, last_pos));
+  END LOOP;
+  IF max_pos IS NOT NULL THEN
+    PERFORM pg_notify(channel, max_pos::text);
+  END IF;
+  RETURN results;
+END
+$body$`;
 }
 
 function isUniqueViolation(err: unknown): boolean {
