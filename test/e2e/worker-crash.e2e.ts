@@ -18,7 +18,7 @@ class DyingEmbedder implements Embedder {
 describe('a worker killed mid-item', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp('crash', { pipeline: { concurrency: 2, leaseMs: 800, maxAttempts: 3, pollMs: 50, chunkTokens: 256 } });
+    t = await startTestApp('crash', { pipeline: { concurrency: 2, batchSize: 4, leaseMs: 800, maxAttempts: 3, pollMs: 50, chunkTokens: 256 } });
     await t.createDatabase('crashdb');
   });
   afterAll(async () => {

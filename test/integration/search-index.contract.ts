@@ -458,6 +458,26 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
         expect(await index.count(name)).toBe(1);
       });
 
+      it('deleteItemVersions removes the chunks of each item at or below its own version', async () => {
+        const name = await freshIndex();
+        await index.upsert(name, [
+          chunk({ chunkId: 'a1', itemId: 'a', version: 3 }),
+          chunk({ chunkId: 'a2', itemId: 'a', version: 8 }),
+          chunk({ chunkId: 'b1', itemId: 'b', version: 5 }),
+          chunk({ chunkId: 'b2', itemId: "b'quote", version: 5 }),
+          chunk({ chunkId: 'c1', itemId: 'c', version: 1 }),
+        ]);
+        await index.deleteItemVersions(name, [
+          { itemId: 'a', version: 7 },
+          { itemId: 'b', version: 4 },
+          { itemId: "b'quote", version: 5 },
+        ]);
+        expect(ids(await index.listChunks(name)).sort()).toEqual(['a2', 'b1', 'c1']);
+        await index.deleteItemVersions(name, []);
+        await index.deleteItemVersions(await freshIndex(), [{ itemId: 'a', version: 1 }]);
+        expect(await index.count(name)).toBe(3);
+      });
+
       it('concurrent upserts of one chunk keep the highest version', async () => {
         const name = await freshIndex();
         const versions = [3, 9, 1, 7, 5, 8, 2];

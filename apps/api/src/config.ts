@@ -24,7 +24,7 @@ export interface AppConfig {
   embeddings: { provider?: 'glove' | 'use' | 'openai'; url?: string; model?: string; apiKey?: string; dimensions?: number };
   /** OpenAI-compatible chat endpoint for inference; offline rule-based extraction when unset. */
   llm: { baseUrl?: string; model?: string; apiKey?: string };
-  pipeline: { concurrency: number; leaseMs: number; maxAttempts: number; pollMs: number; chunkTokens: number };
+  pipeline: { concurrency: number; batchSize: number; leaseMs: number; maxAttempts: number; pollMs: number; chunkTokens: number };
   /** POST /feedback: submissions per organization per fixed window (docs/feedback.md). */
   feedback: { rateLimit: number; rateWindowSeconds: number };
   /** Webhook delivery (docs/webhooks.md). */
@@ -69,7 +69,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
     },
     llm: { baseUrl: env.LLM_BASE_URL || undefined, model: env.LLM_MODEL || undefined, apiKey: env.LLM_API_KEY || undefined },
     pipeline: {
-      concurrency: Number(env.PIPELINE_CONCURRENCY ?? 4),
+      concurrency: Number(env.PIPELINE_CONCURRENCY ?? 2),
+      batchSize: Number(env.PIPELINE_BATCH_SIZE ?? 64),
       leaseMs: Number(env.PIPELINE_LEASE_MS ?? 60_000),
       maxAttempts: Number(env.PIPELINE_MAX_ATTEMPTS ?? 3),
       pollMs: Number(env.PIPELINE_POLL_MS ?? 200),

@@ -1,18 +1,38 @@
 import type { EventStore } from '../../../libs/eventstore/src/event-store.port';
-import { handleCommand, type CommandContext } from '../../../libs/eventstore/src/command-handling';
+import { handleCommand, handleMany, type BatchOutcome, type CommandContext } from '../../../libs/eventstore/src/command-handling';
 import { evolveItem, initialItem, type ItemState } from '../../../libs/domain/src/items/item.decider';
 import type { ItemEvent } from '../../../libs/domain/src/items/item.events';
 import { streams } from '../../../libs/domain/src/streams';
 
+type RevisedItemEvent = ItemEvent & { revision?: number };
+const ITEM_FOLD = { initial: initialItem, evolve: evolveItem };
+
 /** Decides on one item's stream with an expected revision; returns the appended position (null when nothing was decided). */
 export async function decideOnItem(store: EventStore, ctx: CommandContext, databaseId: string, itemKey: string, decide: (state: ItemState) => ItemEvent[]): Promise<number | null> {
-  const out = await handleCommand<ItemState, ItemEvent & { revision?: number }, null>(
-    store,
-    streams.item(databaseId, itemKey),
-    { initial: initialItem, evolve: evolveItem },
-    (_c, state) => decide(state),
-    null,
-    { ...ctx, databaseId },
-  );
+  const out = await handleCommand<ItemState, RevisedItemEvent, null>(store, streams.item(databaseId, itemKey), ITEM_FOLD, (_c, state) => decide(state), null, { ...ctx, databaseId });
   return out.position;
+}
+
+export interface ItemDecision {
+  ctx: CommandContext;
+  databaseId: string;
+  itemKey: string;
+  decide: (state: ItemState) => ItemEvent[];
+}
+
+/** Decides on many item streams (of any databases) with one read and one atomic append; outcomes in order. */
+export function decideOnItems(store: EventStore, decisions: ItemDecision[]): Promise<BatchOutcome<RevisedItemEvent>[]> {
+  if (decisions.length === 0) return Promise.resolve([]);
+  return handleMany<ItemState, RevisedItemEvent>(
+    store,
+    ITEM_FOLD,
+    decisions.map((d) => ({ stream: streams.item(d.databaseId, d.itemKey), ctx: { ...d.ctx, databaseId: d.databaseId }, decide: d.decide })),
+  );
+}
+
+/** The highest appended position among outcomes (null when none appended). */
+export function lastPosition(outcomes: BatchOutcome<unknown>[]): number | null {
+  let last: number | null = null;
+  for (const o of outcomes) if (o.position != null && (last === null || o.position > last)) last = o.position;
+  return last;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore } from './event-store.port';
+import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent } from './event-store.port';
 
 export interface DecidedEvent {
   type: string;
@@ -58,4 +58,71 @@ export function metadataFor(ctx: CommandContext, occurredAt = (ctx.now ?? new Da
   if (ctx.requestId) meta.requestId = ctx.requestId;
   if (ctx.databaseId) meta.databaseId = ctx.databaseId;
   return meta;
+}
+
+/** One stream's decision inside a batch. `decide` may throw (a domain refusal): that entry fails on its own. */
+export interface BatchEntry<S, E extends DecidedEvent> {
+  stream: string;
+  decide: (state: S) => E[];
+  ctx: CommandContext;
+}
+
+export type BatchOutcome<E> = { events: E[]; position: number | null; error?: undefined } | { error: unknown; events?: undefined; position?: undefined };
+
+/**
+ * `handleCommand` for many streams at once: one read of every stream, one atomic multi-stream append (one round
+ * trip on Postgres). Entries on the same stream are decided in order, each on the state the earlier ones left,
+ * and appended as one request. A concurrent writer fails the append; the whole batch is then decided again on
+ * fresh state. Outcomes are in entry order; an entry whose decide threw carries the error and appends nothing.
+ */
+export async function handleMany<S, E extends DecidedEvent>(
+  store: EventStore,
+  fold: { initial: () => S; evolve: (state: S, event: E) => S },
+  entries: BatchEntry<S, E>[],
+): Promise<BatchOutcome<E>[]> {
+  for (let attempt = 0; ; attempt++) {
+    const histories = await store.readStreams(entries.map((e) => e.stream));
+    const outcomes: BatchOutcome<E>[] = new Array(entries.length);
+    const perStream = new Map<string, { state: S; expected: ExpectedRevision; next: number; events: NewEvent[]; entries: number[] }>();
+    for (const [i, entry] of entries.entries()) {
+      let slot = perStream.get(entry.stream);
+      if (!slot) {
+        const history = histories.get(entry.stream) ?? [];
+        slot = {
+          state: history.reduce((s, e) => fold.evolve(s, e as unknown as E), fold.initial()),
+          expected: history.length === 0 ? 'no_stream' : history[history.length - 1].revision,
+          next: history.length === 0 ? 0 : history[history.length - 1].revision + 1,
+          events: [],
+          entries: [],
+        };
+        perStream.set(entry.stream, slot);
+      }
+      let decided: E[];
+      try {
+        decided = entry.decide(slot.state);
+      } catch (error) {
+        outcomes[i] = { error };
+        continue;
+      }
+      const occurredAt = (entry.ctx.now ?? new Date()).toISOString();
+      for (const e of decided) {
+        // Folded with the revision it will get, as a recorded event would be.
+        slot.state = fold.evolve(slot.state, { ...e, revision: slot.next++ });
+        slot.events.push({ type: e.type, data: e.data, metadata: metadataFor(entry.ctx, occurredAt) });
+      }
+      outcomes[i] = { events: decided, position: null };
+      if (decided.length) slot.entries.push(i);
+    }
+    const requests = [...perStream].filter(([, s]) => s.events.length).map(([stream, s]) => ({ stream, slot: s }));
+    try {
+      const results = await store.appendMany(requests.map((r) => ({ stream: r.stream, events: r.slot.events, expectedRevision: r.slot.expected })));
+      requests.forEach((r, k) => {
+        for (const i of r.slot.entries) (outcomes[i] as { position: number | null }).position = results[k].position;
+      });
+      return outcomes;
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError && attempt < 4) continue;
+      throw err;
+    }
+  }
 }

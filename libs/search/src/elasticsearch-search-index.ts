@@ -31,6 +31,8 @@ export type ElasticsearchSearchIndexOptions =
 const BULK_SLICE = 500;
 /** Ids per terms query in deletes. */
 const ID_BATCH = 1000;
+/** (item, version) clauses per delete-by-query. */
+const VERSION_BATCH = 200;
 /** Elasticsearch's default index.max_result_window: deeper pages go through search_after. */
 const MAX_WINDOW = 10_000;
 const PAGE = 1000;
@@ -160,6 +162,16 @@ export class ElasticsearchSearchIndex implements SearchIndex {
         { terms: { item_id: itemIds.slice(start, start + ID_BATCH) } },
         { range: { version: { lte: maxVersion } } },
       ]);
+    }
+  }
+
+  async deleteItemVersions(indexName: string, items: { itemId: string; version: number }[]): Promise<void> {
+    assertValidIndexName(indexName);
+    for (let start = 0; start < items.length; start += VERSION_BATCH) {
+      const should = items.slice(start, start + VERSION_BATCH).map((i) => ({
+        bool: { filter: [{ term: { item_id: i.itemId } }, { range: { version: { lte: integer(i.version, 'version') } } }] },
+      }));
+      await this.deleteByQuery(indexName, [{ bool: { should, minimum_should_match: 1 } }]);
     }
   }
 

@@ -9,7 +9,7 @@ import {
   toChunkDocs,
   vectorDimensions,
 } from './lancedb-chunk-table';
-import { lanceWhere, sqlIn, sqlInteger } from './lancedb-where';
+import { lanceWhere, sqlIn, sqlInteger, sqlString } from './lancedb-where';
 import {
   type Candidate,
   type ChunkDoc,
@@ -49,6 +49,8 @@ const VECTOR_INDEX = 'vector_idx';
 const UPSERT_SLICE = 5000;
 /** Ids per `IN (...)` list. */
 const ID_BATCH = 1000;
+/** (item, version) clauses per delete predicate. */
+const VERSION_BATCH = 200;
 
 interface OpenTable {
   readonly name: string;
@@ -169,6 +171,16 @@ export class LanceDbSearchIndex implements SearchIndex {
       for (let start = 0; start < itemIds.length; start += ID_BATCH) {
         await open.table.delete(`${sqlIn('item_id', itemIds.slice(start, start + ID_BATCH))} AND version <= ${maxVersion}`);
       }
+    });
+    this.scheduleRefresh(open);
+  }
+
+  async deleteItemVersions(indexName: string, items: { itemId: string; version: number }[]): Promise<void> {
+    const open = await this.openIfExists(indexName);
+    if (!open || items.length === 0) return;
+    const clauses = items.map((i) => `(item_id = ${sqlString(i.itemId)} AND version <= ${sqlInteger(i.version, 'version')})`);
+    await this.serialized(open, async () => {
+      for (let start = 0; start < clauses.length; start += VERSION_BATCH) await open.table.delete(clauses.slice(start, start + VERSION_BATCH).join(' OR '));
     });
     this.scheduleRefresh(open);
   }

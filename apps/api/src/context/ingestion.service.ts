@@ -7,7 +7,7 @@ import { decideItem } from '../../../../libs/domain/src/items/item.decider';
 import type { ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
 import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
 import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { decideOnItem } from '../../../worker/src/item-stream';
+import { decideOnItems, lastPosition } from '../../../worker/src/item-stream';
 import { DatabaseCommands } from '../databases/database-commands';
 import type { DatabaseRecord } from '../databases/database-directory';
 import type { UploadedFile } from '../http/multipart';
@@ -40,8 +40,8 @@ interface Prepared {
   event: Omit<ItemIngested['data'], 'content'> & { content: Omit<ItemIngested['data']['content'], 'sha256' | 'bytes'> };
 }
 
-/** Items of one request appended concurrently. */
-const INGEST_CONCURRENCY = 8;
+/** Blob writes of one request in flight at once. */
+const BLOB_CONCURRENCY = 8;
 
 export interface FileMetadataEntry {
   id?: string;
@@ -132,41 +132,34 @@ export class IngestionService {
     });
   }
 
-  private async appendOne(ctx: CommandContext, db: DatabaseRecord, upsert: boolean, item: Prepared): Promise<{ result: IngestResultItem; position: number | null }> {
-    const sha256 = await this.infra.blobs.put(db.id, item.content);
-    const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
-    const event: ItemIngested = { type: 'ItemIngested', data: { ...item.event, content: { ...item.event.content, sha256, bytes } } };
-    try {
-      const position = await decideOnItem(this.infra.store, ctx, db.id, event.data.itemKey, (state) => decideItem({ type: 'Ingest', upsert, event }, state));
-      return { result: item.result, position };
-    } catch (err) {
-      if (!(err instanceof DomainError) || err.code !== 'ITEM_EXISTS') throw err;
-      return { result: { ...item.result, status: 'failed', error: err.message, error_code: err.code }, position: null };
-    }
-  }
-
   /** Appends every prepared item; returns the ingest result. Waits until /context/status can see them. */
   async commit(ctx: CommandContext, db: DatabaseRecord, collection: string, upsert: boolean, items: Prepared[]): Promise<IngestResult> {
     if (items.length === 0) throw invalid('nothing to ingest');
     await this.databases.onDatabase({ ...ctx, databaseId: db.id }, db.id, { type: 'EnsureCollection', databaseId: db.id, collection });
-    // Items go in parallel (blob writes and stream reads overlap; the log serializes appends); items that share an
-    // id stay in request order so upsert semantics hold within one request.
-    const results: IngestResultItem[] = new Array(items.length);
-    const positions: number[] = [];
-    const groups = new Map<string, number[]>();
-    items.forEach((item, i) => groups.set(item.event.itemKey, [...(groups.get(item.event.itemKey) ?? []), i]));
-    const queue = [...groups.values()];
-    const worker = async () => {
-      for (let group = queue.shift(); group; group = queue.shift()) {
-        for (const i of group) {
-          const out = await this.appendOne(ctx, db, upsert, items[i]);
-          results[i] = out.result;
-          if (out.position !== null) positions.push(out.position);
-        }
+    // Blobs first (content-addressed, so a failed request leaves only unreferenced files), then one read of every
+    // item stream and one atomic append for the whole request. Items that share an id are decided in request
+    // order, each on the state the earlier ones left, so upsert semantics hold within one request.
+    const events: ItemIngested[] = new Array(items.length);
+    let next = 0;
+    const putBlobs = async () => {
+      for (let i = next++; i < items.length; i = next++) {
+        const item = items[i];
+        const sha256 = await this.infra.blobs.put(db.id, item.content);
+        const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
+        events[i] = { type: 'ItemIngested', data: { ...item.event, content: { ...item.event.content, sha256, bytes } } };
       }
     };
-    await Promise.all(Array.from({ length: Math.min(INGEST_CONCURRENCY, queue.length) }, worker));
-    const last = positions.length ? Math.max(...positions) : null;
+    await Promise.all(Array.from({ length: Math.min(BLOB_CONCURRENCY, items.length) }, putBlobs));
+    const outcomes = await decideOnItems(
+      this.infra.store,
+      events.map((event) => ({ ctx, databaseId: db.id, itemKey: event.data.itemKey, decide: (state) => decideItem({ type: 'Ingest', upsert, event }, state) })),
+    );
+    const results: IngestResultItem[] = outcomes.map((o, i) => {
+      if (o.error === undefined) return items[i].result;
+      if (!(o.error instanceof DomainError) || o.error.code !== 'ITEM_EXISTS') throw o.error;
+      return { ...items[i].result, status: 'failed', error: o.error.message, error_code: o.error.code };
+    });
+    const last = lastPosition(outcomes);
     if (last !== null) await this.infra.runner.waitFor(last, ['items'], this.infra.config.projectionWaitMs);
     this.infra.pipeline.wake();
     const failed = results.filter((r) => r.status === 'failed').length;

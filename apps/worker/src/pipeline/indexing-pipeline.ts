@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
 import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { decideOnItem } from '../item-stream';
+import { decideOnItem, decideOnItems, lastPosition, type ItemDecision } from '../item-stream';
+import type { BatchOutcome } from '../../../../libs/eventstore/src/command-handling';
 import { decideItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
 import type { IndexingStatus, ItemEvent } from '../../../../libs/domain/src/items/item.events';
 import type { Embedder } from '../../../../libs/embeddings/src';
@@ -28,8 +29,10 @@ export const PIPELINE_DDL = `CREATE TABLE IF NOT EXISTS pipeline_leases (
 )`;
 
 export interface PipelineOptions {
-  /** Items processed at once by this worker. */
+  /** Batches processed at once by this worker (one can compute while another waits on the index). */
   concurrency: number;
+  /** Items per batch: their status moves, chunk lists and graphs are appended together, one round trip per step. */
+  batchSize: number;
   /** A claim expires after this long; a worker that died mid-item loses it and another redoes the item. */
   leaseMs: number;
   /** Attempts before an item that keeps failing unexpectedly is marked errored. */
@@ -38,8 +41,6 @@ export interface PipelineOptions {
   pollMs: number;
   /** Max tokens per chunk. */
   chunkTokens: number;
-  /** Hook to run between graph_creation and completed (entity extraction); may throw to fail the item. */
-  graphStep?: (job: ClaimedJob) => Promise<void>;
 }
 
 export interface ClaimedJob {
@@ -72,6 +73,26 @@ interface ItemRow {
   expires_at: Date | null;
   metadata: Record<string, any>;
   acl: string[] | null;
+  /** from rm_databases */
+  org_id: string;
+  embedder: { modelId: string };
+}
+
+/** One item of a batch as it moves through the steps. */
+interface Work {
+  job: ClaimedJob;
+  item: ItemRow;
+  ctx: CommandContext;
+  chunks?: StoredChunk[];
+  format?: string;
+  parsedBytes?: number;
+  chunksSha256?: string;
+  /** a recorded failure: the item ends `errored` with this code */
+  failure?: PipelineFailure;
+  /** an unexpected error: the lease is kept, so it expires and the item is redone */
+  retry?: boolean;
+  /** the failure is recorded and the lease released */
+  done?: boolean;
 }
 
 /** Recorded with every extraction, so a change of extractor is visible in the log. */
@@ -89,10 +110,13 @@ class PipelineFailure extends Error {
  * several workers compete safely); a worker killed mid-item leaves a lease that expires and the item is
  * redone. Chunk ids are deterministic and status moves are decided on the item stream with an expected
  * revision, so a redo never duplicates chunks or statuses.
+ *
+ * Items go through in batches: each step decides on every item stream of the batch with one read and one atomic
+ * append (see decideOnItems), embeddings are computed in one call, and the batch waits once for the index.
  */
 export class IndexingPipeline {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private readonly loop: ClaimLoop<ClaimedJob>;
+  private readonly loop: ClaimLoop<ClaimedJob[]>;
 
   constructor(
     private readonly ds: DataSource,
@@ -104,11 +128,11 @@ export class IndexingPipeline {
     private readonly log: RunnerLogger,
     private readonly options: PipelineOptions,
   ) {
-    this.loop = new ClaimLoop<ClaimedJob>({
+    this.loop = new ClaimLoop<ClaimedJob[]>({
       concurrency: options.concurrency,
       pollMs: options.pollMs,
-      claim: (n) => this.claim(n),
-      work: (job) => this.process(job),
+      claim: async (n) => batches(await this.claim(n * options.batchSize), options.batchSize),
+      work: (jobs) => this.processBatch(jobs),
       onError: (err, phase) => this.log.error({ err: (err as Error).message }, `pipeline ${phase} failed`),
     });
   }
@@ -153,58 +177,112 @@ export class IndexingPipeline {
     );
   }
 
-  private async process(job: ClaimedJob): Promise<void> {
-    const [item]: ItemRow[] = await this.ds.query('SELECT * FROM rm_items WHERE database_id = $1 AND item_key = $2', [job.database_id, job.item_key]);
-    if (!item || item.content_version !== job.content_version || !['queued', 'processing'].includes(item.status)) return this.release(job);
-    const ctx: CommandContext = { orgId: '', actor: `system:pipeline`, databaseId: job.database_id };
-    const [db] = await this.ds.query('SELECT org_id, embedder FROM rm_databases WHERE id = $1', [job.database_id]);
-    if (!db) return this.release(job);
-    ctx.orgId = db.org_id;
+  private async processBatch(jobs: ClaimedJob[]): Promise<void> {
+    const rows: ItemRow[] = await this.ds.query(
+      `SELECT i.*, d.org_id, d.embedder FROM rm_items i JOIN rm_databases d ON d.id = i.database_id
+        WHERE (i.database_id, i.item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
+      [jobs.map((j) => j.database_id), jobs.map((j) => j.item_key)],
+    );
+    const byKey = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
+    const work: Work[] = [];
+    const gone: ClaimedJob[] = [];
+    for (const job of jobs) {
+      const item = byKey.get(`${job.database_id}/${job.item_key}`);
+      // Deleted, superseded by a newer version, or already finished: nothing to do.
+      if (!item || item.content_version !== job.content_version || !['queued', 'processing'].includes(item.status)) gone.push(job);
+      else work.push({ job, item, ctx: { orgId: item.org_id, actor: 'system:pipeline', databaseId: item.database_id } });
+    }
+    await this.release(gone);
+    if (work.length === 0) return;
     try {
-      if (job.attempts > this.options.maxAttempts) throw new PipelineFailure('PROCESSING_FAILED', `gave up after ${this.options.maxAttempts} attempts`);
-      await this.advance(ctx, item, 'processing');
-      if (db.embedder.modelId !== this.embedder.modelId) {
-        throw new PipelineFailure('EMBEDDER_MISMATCH', `database embeds with ${db.embedder.modelId} but this worker runs ${this.embedder.modelId}; re-embed the database or configure the same embedder`);
+      for (const w of work) {
+        if (w.job.attempts > this.options.maxAttempts) w.failure = new PipelineFailure('PROCESSING_FAILED', `gave up after ${this.options.maxAttempts} attempts`);
+        else if (w.item.embedder.modelId !== this.embedder.modelId) {
+          w.failure = new PipelineFailure('EMBEDDER_MISMATCH', `database embeds with ${w.item.embedder.modelId} but this worker runs ${this.embedder.modelId}; re-embed the database or configure the same embedder`);
+        }
       }
-      const { chunks, format, parsedBytes } = await this.chunk(item);
-      const stored: StoredChunk[] = chunks.map((c) => ({ index: c.index, text: c.text, startChar: c.startChar, endChar: c.endChar, ...(c.headingPath ? { headingPath: c.headingPath } : {}) }));
-      if (stored.length) await this.embedder.embed(stored.map(embeddingText)); // fills the embedding cache the index projection reads
-      const chunksSha256 = await this.blobs.put(item.database_id, JSON.stringify(stored));
-      const chunkedAt = await this.onItem(ctx, item, (state) =>
-        state.live && state.contentVersion === item.content_version && !state.chunked
-          ? [{ type: 'ItemChunked', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, chunksSha256, chunkCount: stored.length, embedder: this.embedder.modelId, format, parsedBytes } }]
-          : [],
+      await this.record(work.filter((w) => !w.failure).map((w) => this.advance(w, 'processing')));
+      await this.finishFailed(work);
+
+      await this.chunkAll(work);
+      const chunking = active(work);
+      const chunked = await this.record(
+        chunking.map((w) => ({
+          ...this.on(w),
+          decide: (state: ItemState): ItemEvent[] =>
+            state.live && state.contentVersion === w.item.content_version && !state.chunked
+              ? [{ type: 'ItemChunked', data: { databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, chunksSha256: w.chunksSha256!, chunkCount: w.chunks!.length, embedder: this.embedder.modelId, format: w.format!, parsedBytes: w.parsedBytes! } }]
+              : [],
+        })),
       );
-      // Searchable only once the chunks are in the index (and the item row says so).
-      const indexedAt = chunkedAt ?? (await this.store.headPosition()); // already chunked by an earlier attempt
+      await this.finishFailed(work);
+      if (!active(work).length) return;
+      // Searchable only once the chunks are in the index (and the item rows say so). An item chunked by an earlier
+      // attempt decides nothing now: then wait for the head.
+      const chunkedAt = lastPosition(chunked);
+      const indexedAt = chunkedAt !== null && chunked.every((o) => o.events?.length) ? chunkedAt : await this.store.headPosition();
       if (!(await this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000))) throw new Error('the search index did not catch up in time');
-      await this.advance(ctx, item, 'graph_creation');
-      await this.extractGraph(ctx, item, stored);
-      if (item.infer) await this.infer(ctx, item);
-      await this.options.graphStep?.(job);
-      await this.advance(ctx, item, 'completed');
-      await this.release(job);
-    } catch (err) {
-      const failure = err instanceof PipelineFailure ? err : err instanceof ParseError ? new PipelineFailure(err.code, err.message) : null;
-      if (!failure) {
-        // Unexpected (engine down, disk full...): keep the lease so it expires and the item is retried.
-        this.log.error({ item: item.item_id, err: (err as Error).message, attempt: job.attempts }, 'pipeline step failed; will retry');
-        return;
+
+      await this.graphAll(work);
+      // Inference (rare, possibly a remote model) goes item by item, between GraphExtracted and completed.
+      for (const w of active(work).filter((x) => x.item.infer)) {
+        try {
+          await this.infer(w.ctx, w.item);
+        } catch (err) {
+          this.unexpected(w, err);
+        }
       }
-      await this.advance(ctx, item, 'errored', failure.code, failure.message).catch((e) => this.log.error({ err: (e as Error).message }, 'could not record errored'));
-      await this.release(job);
+      await this.record(active(work).map((w) => this.advance(w, 'completed')));
+      await this.release(active(work).map((w) => w.job));
+    } catch (err) {
+      // Unexpected (engine down, disk full...): keep the leases so they expire and the batch is retried.
+      this.log.error({ items: work.length, err: (err as Error).message }, 'pipeline batch failed; will retry');
     }
   }
 
-  /** Entities and relations into the context graph; the result is recorded (blob + GraphExtracted), never recomputed on replay. */
-  private async extractGraph(ctx: CommandContext, item: ItemRow, chunks: StoredChunk[]): Promise<void> {
-    const graph = extractGraph({ chunks, appProvider: item.app_provider, appKind: item.app_kind });
-    const graphSha256 = await this.blobs.put(item.database_id, JSON.stringify(graph));
-    await this.onItem(ctx, item, (state) =>
-      state.live && state.contentVersion === item.content_version && !state.graphed
-        ? [{ type: 'GraphExtracted', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, collection: item.collection, graphSha256, entityCount: graph.entities.length, relationCount: graph.relations.length, extractor: GRAPH_EXTRACTOR } }]
-        : [],
-    );
+  /** Parse and chunk every item, embed all chunks in one call (filling the cache the index reads), store the chunk lists. */
+  private async chunkAll(work: Work[]): Promise<void> {
+    for (const w of active(work)) {
+      try {
+        const { chunks, format, parsedBytes } = await this.chunk(w.item);
+        w.chunks = chunks.map((c) => ({ index: c.index, text: c.text, startChar: c.startChar, endChar: c.endChar, ...(c.headingPath ? { headingPath: c.headingPath } : {}) }));
+        w.format = format;
+        w.parsedBytes = parsedBytes;
+      } catch (err) {
+        if (err instanceof ParseError) w.failure = new PipelineFailure(err.code, err.message);
+        else this.unexpected(w, err);
+      }
+    }
+    const texts = active(work).flatMap((w) => w.chunks!.map(embeddingText));
+    if (texts.length) await this.embedder.embed(texts);
+    for (const w of active(work)) w.chunksSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(w.chunks));
+  }
+
+  /**
+   * Entities and relations into the context graph; the result is recorded (blob + GraphExtracted), never recomputed
+   * on replay. graph_creation and GraphExtracted go in one append.
+   */
+  private async graphAll(work: Work[]): Promise<void> {
+    const decisions: ItemDecision[] = [];
+    for (const w of active(work)) {
+      try {
+        const graph = extractGraph({ chunks: w.chunks!, appProvider: w.item.app_provider, appKind: w.item.app_kind });
+        const graphSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(graph));
+        const { item } = w;
+        decisions.push(this.advance(w, 'graph_creation'), {
+          ...this.on(w),
+          decide: (state) =>
+            state.live && state.contentVersion === item.content_version && !state.graphed
+              ? [{ type: 'GraphExtracted', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, collection: item.collection, graphSha256, entityCount: graph.entities.length, relationCount: graph.relations.length, extractor: GRAPH_EXTRACTOR } }]
+              : [],
+        });
+      } catch (err) {
+        this.unexpected(w, err);
+      }
+    }
+    const graphedAt = lastPosition(await this.record(decisions));
+    // `completed` means the graph is queryable too.
+    if (graphedAt !== null && !(await this.runner.waitFor(graphedAt, ['graph'], 60_000))) throw new Error('the graph did not catch up in time');
   }
 
   /**
@@ -246,7 +324,7 @@ export class IndexingPipeline {
       const ids = { databaseId: item.database_id, itemKey: s.item_key, itemId: s.item_id, collection: item.collection, store: 'memory' as const };
       await decideOnItem(this.store, ctx, item.database_id, s.item_key, (state) => (state.live ? [{ type: 'ItemDeleted', data: ids }] : []));
     }
-    await this.onItem(ctx, item, (state) =>
+    await decideOnItem(this.store, ctx, item.database_id, item.item_key, (state) =>
       state.live && state.contentVersion === item.content_version && !state.inferred
         ? [{ type: 'InferenceCompleted', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, factsSha256, derivedIds, model: this.inference.modelId } }]
         : [],
@@ -269,20 +347,59 @@ export class IndexingPipeline {
     return { chunks: chunkText(text, { ...opts, isMarkdown: item.is_markdown }), format: item.is_markdown ? 'markdown' : 'text', parsedBytes: text.length };
   }
 
-  private advance(ctx: CommandContext, item: ItemRow, status: IndexingStatus, errorCode?: string, message?: string) {
-    return this.onItem(ctx, item, (state) =>
-      decideItem(
-        { type: 'Advance', contentVersion: item.content_version, status, errorCode, message, ids: { databaseId: item.database_id, itemKey: item.item_key, itemId: item.item_id, collection: item.collection, store: item.store } },
-        state,
-      ),
+  private on(w: Work): Omit<ItemDecision, 'decide'> {
+    return { ctx: w.ctx, databaseId: w.item.database_id, itemKey: w.item.item_key };
+  }
+
+  private advance(w: Work, status: IndexingStatus, errorCode?: string, message?: string): ItemDecision {
+    const { item } = w;
+    return {
+      ...this.on(w),
+      decide: (state) =>
+        decideItem(
+          { type: 'Advance', contentVersion: item.content_version, status, errorCode, message, ids: { databaseId: item.database_id, itemKey: item.item_key, itemId: item.item_id, collection: item.collection, store: item.store } },
+          state,
+        ),
+    };
+  }
+
+  /** Appends the decisions in one go; a decision that throws is a bug, so it fails the batch (which is retried). */
+  private async record(decisions: ItemDecision[]): Promise<BatchOutcome<unknown>[]> {
+    const outcomes = await decideOnItems(this.store, decisions);
+    for (const o of outcomes) if (o.error !== undefined) throw o.error;
+    return outcomes;
+  }
+
+  /** Records `errored` for the items that failed and releases them. */
+  private async finishFailed(work: Work[]): Promise<void> {
+    const failed = work.filter((w) => w.failure && !w.done);
+    if (!failed.length) return;
+    await this.record(failed.map((w) => this.advance(w, 'errored', w.failure!.code, w.failure!.message)));
+    for (const w of failed) w.done = true;
+    await this.release(failed.map((w) => w.job));
+  }
+
+  private unexpected(w: Work, err: unknown): void {
+    w.retry = true;
+    this.log.error({ item: w.item.item_id, err: (err as Error).message, attempt: w.job.attempts }, 'pipeline step failed; will retry');
+  }
+
+  private async release(jobs: ClaimedJob[]): Promise<void> {
+    if (!jobs.length) return;
+    await this.ds.query(
+      `DELETE FROM pipeline_leases WHERE owner = $3 AND (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
+      [jobs.map((j) => j.database_id), jobs.map((j) => j.item_key), this.owner],
     );
   }
+}
 
-  private onItem(ctx: CommandContext, item: ItemRow, decide: (state: ItemState) => ItemEvent[]): Promise<number | null> {
-    return decideOnItem(this.store, ctx, item.database_id, item.item_key, decide);
-  }
+/** Items still moving through the steps (not failed, not left for a retry). */
+function active(work: Work[]): Work[] {
+  return work.filter((w) => !w.failure && !w.retry);
+}
 
-  private async release(job: ClaimedJob): Promise<void> {
-    await this.ds.query('DELETE FROM pipeline_leases WHERE database_id = $1 AND item_key = $2 AND owner = $3', [job.database_id, job.item_key, this.owner]);
-  }
+function batches<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }

@@ -75,7 +75,9 @@ export class SearchIndexSubscriber implements Processor {
       byIndex.set(w.index, [...(byIndex.get(w.index) ?? []), ...docs]);
     }
     for (const [index, docs] of byIndex) if (docs.length) await this.catalog.index.upsert(index, docs);
-    for (const del of deletes) await this.catalog.index.deleteItems(del.index, [del.itemKey], del.version);
+    const deletesByIndex = new Map<string, { itemId: string; version: number }[]>();
+    for (const d of deletes) deletesByIndex.set(d.index, [...(deletesByIndex.get(d.index) ?? []), { itemId: d.itemKey, version: d.version }]);
+    for (const [index, items] of deletesByIndex) await this.catalog.index.deleteItemVersions(index, items);
   }
 }
 
