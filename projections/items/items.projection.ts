@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
 import type { Sql } from '../../libs/persistence/src/data-source';
-import type { ReadModelProjection } from '../../libs/persistence/src/projection';
+import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
 import type { ItemEvent } from '../../libs/domain/src/items/item.events';
 
 /**
@@ -52,6 +52,8 @@ export const itemsProjection: ReadModelProjection = {
       PRIMARY KEY (database_id, item_key)
     )`,
     `CREATE INDEX IF NOT EXISTS rm_items_pending ON rm_items (ingest_position) WHERE status IN ('queued', 'processing')`,
+    // the pipeline's second stage: searchable items waiting for their graph
+    `CREATE INDEX IF NOT EXISTS rm_items_graph_pending ON rm_items (ingest_position) WHERE status = 'graph_creation'`,
     `CREATE INDEX IF NOT EXISTS rm_items_lookup ON rm_items (database_id, item_id)`,
     `CREATE INDEX IF NOT EXISTS rm_items_collection ON rm_items (database_id, collection, store, created_at)`,
   ],
@@ -126,4 +128,128 @@ export const itemsProjection: ReadModelProjection = {
     if (other.type === 'DatabaseDeleted') await sql.query(`DELETE FROM rm_items WHERE database_id = $1`, [other.data.databaseId]);
     if (other.type === 'CollectionDeleted') await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND collection = $2`, [other.data.databaseId, other.data.collection]);
   },
+  /**
+   * A page at once: the rows its item events touch are loaded in one query, every event is applied to them in
+   * memory with exactly the rules of `apply` (same conditions, same values), and the result is written back with
+   * one multi-row upsert and one delete. Database and collection deletions run on their own, between the runs.
+   */
+  async applyBatch(events: RecordedEvent[], sql: Sql): Promise<void> {
+    await inSegments(
+      events,
+      (e) => e.type === 'DatabaseDeleted' || e.type === 'CollectionDeleted',
+      (run) => foldItems(run, sql),
+      (e) => itemsProjection.apply(e, sql),
+    );
+  },
 };
+
+/** rm_items columns and their types, in table order: rows are folded in memory as the text form of each value. */
+const COLUMNS: readonly (readonly [string, string])[] = [
+  ['database_id', 'uuid'], ['item_key', 'text'], ['collection', 'text'], ['store', 'text'], ['item_id', 'text'], ['kind', 'text'],
+  ['source_type', 'text'], ['title', 'text'], ['filename', 'text'], ['content_sha256', 'text'], ['content_type', 'text'], ['bytes', 'bigint'],
+  ['pairs', 'boolean'], ['is_markdown', 'boolean'], ['infer', 'boolean'], ['custom_instructions', 'text'], ['user_name', 'text'],
+  ['expires_at', 'timestamptz'], ['metadata', 'jsonb'], ['additional_metadata', 'jsonb'], ['relations', 'jsonb'], ['acl', 'jsonb'],
+  ['app_kind', 'text'], ['app_provider', 'text'], ['content_version', 'integer'], ['ingest_position', 'bigint'], ['status', 'text'],
+  ['error_code', 'text'], ['error_message', 'text'], ['chunks_sha256', 'text'], ['chunk_count', 'integer'], ['chunked_position', 'bigint'],
+  ['created_at', 'timestamptz'], ['updated_at', 'timestamptz'], ['searchable_at', 'timestamptz'], ['completed_at', 'timestamptz'],
+];
+const KEY_COLUMNS = ['database_id', 'item_key'];
+
+/** A row as Postgres input text per column (null = SQL NULL); every value is valid input for its column's type. */
+type Row = Record<string, string | null>;
+
+const text = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === 'string' ? v : String(v));
+const json = (v: unknown): string | null => text(JSON.stringify(v)); // JSON.stringify(undefined) is undefined: SQL NULL, as in apply
+
+const LOAD = `SELECT ${COLUMNS.map(([c]) => `${c}::text AS ${c}`).join(', ')} FROM rm_items
+  WHERE (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`;
+const UPSERT = `INSERT INTO rm_items (${COLUMNS.map(([c]) => c).join(', ')})
+  SELECT * FROM unnest(${COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ')})
+  ON CONFLICT (database_id, item_key) DO UPDATE SET ${COLUMNS.filter(([c]) => !KEY_COLUMNS.includes(c)).map(([c]) => `${c} = EXCLUDED.${c}`).join(', ')}`;
+const DELETE = `DELETE FROM rm_items WHERE (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`;
+
+const keyOf = (databaseId: string, itemKey: string) => `${databaseId.toLowerCase()}\u0000${itemKey}`;
+
+/** Item events (no set-wide deletions) folded onto their rows in memory, then written back in three statements. */
+async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
+  const keys = new Map<string, [string, string]>();
+  for (const e of events) keys.set(keyOf(e.data.databaseId, e.data.itemKey), [e.data.databaseId, e.data.itemKey]);
+  const ids = [...keys.values()];
+  const loaded: Row[] = await sql.query(LOAD, [ids.map((k) => k[0]), ids.map((k) => k[1])]);
+  const rows = new Map<string, Row>();
+  for (const r of loaded) rows.set(keyOf(r.database_id!, r.item_key!), r);
+  const existed = new Set(rows.keys());
+  const dirty = new Set<string>();
+
+  for (const event of events) {
+    const e = event as unknown as ItemEvent & RecordedEvent;
+    const at = event.metadata.occurredAt;
+    const key = keyOf(e.data.databaseId, e.data.itemKey);
+    const row = rows.get(key);
+    switch (e.type) {
+      case 'ItemIngested': {
+        const d = e.data;
+        if (row && !(Number(row.ingest_position) < event.position)) break;
+        const next: Row = {
+          ...(row ?? { database_id: d.databaseId, item_key: d.itemKey, collection: d.collection, store: d.store, item_id: d.itemId, created_at: at }),
+          kind: d.kind, source_type: d.sourceType, title: text(d.title), filename: text(d.content.filename), content_sha256: d.content.sha256,
+          content_type: d.content.contentType, bytes: text(d.content.bytes), pairs: text(d.pairs), is_markdown: text(d.isMarkdown), infer: text(d.infer),
+          custom_instructions: text(d.customInstructions), user_name: text(d.userName), expires_at: text(d.expiresAt), metadata: json(d.metadata),
+          additional_metadata: json(d.additionalMetadata), relations: json(d.relations), acl: d.acl === undefined ? null : json(d.acl),
+          app_kind: text(d.appKind), app_provider: text(d.appProvider), content_version: text(event.revision), ingest_position: text(event.position),
+          status: 'queued', error_code: null, error_message: null, chunks_sha256: null, chunk_count: '0', chunked_position: null, updated_at: at,
+          searchable_at: null, completed_at: null,
+        };
+        rows.set(key, next);
+        dirty.add(key);
+        break;
+      }
+      case 'StatusAdvanced': {
+        const d = e.data;
+        if (!row || Number(row.content_version) !== Number(d.contentVersion)) break;
+        row.status = text(d.status);
+        row.error_code = text(d.errorCode);
+        row.error_message = text(d.message);
+        row.updated_at = at;
+        if (d.status === 'graph_creation') row.searchable_at = at;
+        if (d.status === 'completed') row.completed_at = at;
+        dirty.add(key);
+        break;
+      }
+      case 'ItemChunked': {
+        const d = e.data;
+        if (!row || Number(row.content_version) !== Number(d.contentVersion)) break;
+        row.chunks_sha256 = text(d.chunksSha256);
+        row.chunk_count = text(d.chunkCount);
+        row.chunked_position = text(event.position);
+        row.updated_at = at;
+        dirty.add(key);
+        break;
+      }
+      case 'ItemMetadataUpdated': {
+        const d = e.data;
+        if (!row) break;
+        if (d.metadata !== undefined && json(d.metadata) !== null) row.metadata = json(d.metadata);
+        if (d.additionalMetadata !== undefined && json(d.additionalMetadata) !== null) row.additional_metadata = json(d.additionalMetadata);
+        if (d.title !== undefined) row.title = text(d.title);
+        row.updated_at = at;
+        dirty.add(key);
+        break;
+      }
+      case 'AclChanged':
+        if (!row) break;
+        row.acl = json(e.data.acl);
+        row.updated_at = at;
+        dirty.add(key);
+        break;
+      case 'ItemDeleted':
+        if (rows.delete(key)) dirty.add(key);
+        break;
+    }
+  }
+
+  const gone = [...dirty].filter((k) => existed.has(k) && !rows.has(k)).map((k) => keys.get(k)!);
+  if (gone.length) await sql.query(DELETE, [gone.map((k) => k[0]), gone.map((k) => k[1])]);
+  const write = [...dirty].filter((k) => rows.has(k)).map((k) => rows.get(k)!);
+  if (write.length) await sql.query(UPSERT, COLUMNS.map(([c]) => write.map((r) => r[c] ?? null)));
+}

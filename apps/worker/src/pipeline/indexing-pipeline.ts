@@ -73,6 +73,7 @@ interface ItemRow {
   expires_at: Date | null;
   metadata: Record<string, any>;
   acl: string[] | null;
+  chunks_sha256: string | null;
   /** from rm_databases */
   org_id: string;
   embedder: { modelId: string };
@@ -96,7 +97,7 @@ interface Work {
 }
 
 /** Recorded with every extraction, so a change of extractor is visible in the log. */
-const GRAPH_EXTRACTOR = 'wink-compromise-v1';
+const GRAPH_EXTRACTOR = 'wink-lexicon-v2';
 
 class PipelineFailure extends Error {
   constructor(readonly code: string, message: string) {
@@ -131,7 +132,7 @@ export class IndexingPipeline {
     this.loop = new ClaimLoop<ClaimedJob[]>({
       concurrency: options.concurrency,
       pollMs: options.pollMs,
-      claim: async (n) => batches(await this.claim(n * options.batchSize), options.batchSize),
+      claim: (n) => this.claimBatches(n),
       work: (jobs) => this.processBatch(jobs),
       onError: (err, phase) => this.log.error({ err: (err as Error).message }, `pipeline ${phase} failed`),
     });
@@ -158,13 +159,31 @@ export class IndexingPipeline {
     return row.n;
   }
 
-  /** Claims up to `n` items whose status is queued/processing and whose lease is free or expired. */
+  /**
+   * Claims up to `n` items of a stage whose lease is free or expired: the index stage (queued, processing) first,
+   * the graph stage (graph_creation) with what is left, so new content becomes searchable before older content
+   * gets its graph. Under a sustained burst the graph stage waits; `completed` then lags behind `graph_creation`.
+   */
   async claim(n: number): Promise<ClaimedJob[]> {
+    const indexing = await this.claimStage('index', n);
+    return indexing.length < n ? [...indexing, ...(await this.claimStage('graph', n - indexing.length))] : indexing;
+  }
+
+  private async claimBatches(slots: number): Promise<ClaimedJob[][]> {
+    const size = this.options.batchSize;
+    const indexing = batches(await this.claimStage('index', slots * size), size);
+    const free = slots - indexing.length;
+    return free > 0 ? [...indexing, ...batches(await this.claimStage('graph', free * size), size)] : indexing;
+  }
+
+  private claimStage(stage: 'index' | 'graph', n: number): Promise<ClaimedJob[]> {
+    // The literal status predicates match the partial indexes rm_items_pending and rm_items_graph_pending.
+    const statuses = stage === 'index' ? `i.status IN ('queued', 'processing')` : `i.status = 'graph_creation'`;
     return this.ds.query(
       `INSERT INTO pipeline_leases (database_id, item_key, content_version, owner, lease_until, attempts)
        SELECT i.database_id, i.item_key, i.content_version, $1, now() + ($2 || ' milliseconds')::interval, 1
        FROM rm_items i LEFT JOIN pipeline_leases l ON l.database_id = i.database_id AND l.item_key = i.item_key
-       WHERE i.status IN ('queued', 'processing')
+       WHERE ${statuses}
          AND (l.item_key IS NULL OR l.lease_until < now() OR l.content_version < i.content_version)
        ORDER BY i.ingest_position
        LIMIT $3
@@ -184,60 +203,83 @@ export class IndexingPipeline {
       [jobs.map((j) => j.database_id), jobs.map((j) => j.item_key)],
     );
     const byKey = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
-    const work: Work[] = [];
+    const indexing: Work[] = [];
+    const graphing: Work[] = [];
     const gone: ClaimedJob[] = [];
     for (const job of jobs) {
       const item = byKey.get(`${job.database_id}/${job.item_key}`);
+      const w: Work | undefined = item && { job, item, ctx: { orgId: item.org_id, actor: 'system:pipeline', databaseId: item.database_id } };
       // Deleted, superseded by a newer version, or already finished: nothing to do.
-      if (!item || item.content_version !== job.content_version || !['queued', 'processing'].includes(item.status)) gone.push(job);
-      else work.push({ job, item, ctx: { orgId: item.org_id, actor: 'system:pipeline', databaseId: item.database_id } });
+      if (!w || item!.content_version !== job.content_version) gone.push(job);
+      else if (item!.status === 'queued' || item!.status === 'processing') indexing.push(w);
+      else if (item!.status === 'graph_creation') graphing.push(w);
+      else gone.push(job);
     }
     await this.release(gone);
-    if (work.length === 0) return;
     try {
-      for (const w of work) {
+      for (const w of [...indexing, ...graphing]) {
         if (w.job.attempts > this.options.maxAttempts) w.failure = new PipelineFailure('PROCESSING_FAILED', `gave up after ${this.options.maxAttempts} attempts`);
-        else if (w.item.embedder.modelId !== this.embedder.modelId) {
-          w.failure = new PipelineFailure('EMBEDDER_MISMATCH', `database embeds with ${w.item.embedder.modelId} but this worker runs ${this.embedder.modelId}; re-embed the database or configure the same embedder`);
-        }
       }
-      await this.record(work.filter((w) => !w.failure).map((w) => this.advance(w, 'processing')));
-      await this.finishFailed(work);
-
-      await this.chunkAll(work);
-      const chunking = active(work);
-      const chunked = await this.record(
-        chunking.map((w) => ({
-          ...this.on(w),
-          decide: (state: ItemState): ItemEvent[] =>
-            state.live && state.contentVersion === w.item.content_version && !state.chunked
-              ? [{ type: 'ItemChunked', data: { databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, chunksSha256: w.chunksSha256!, chunkCount: w.chunks!.length, embedder: this.embedder.modelId, format: w.format!, parsedBytes: w.parsedBytes! } }]
-              : [],
-        })),
-      );
-      await this.finishFailed(work);
-      if (!active(work).length) return;
-      // Searchable only once the chunks are in the index (and the item rows say so). An item chunked by an earlier
-      // attempt decides nothing now: then wait for the head.
-      const chunkedAt = lastPosition(chunked);
-      const indexedAt = chunkedAt !== null && chunked.every((o) => o.events?.length) ? chunkedAt : await this.store.headPosition();
-      if (!(await this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000))) throw new Error('the search index did not catch up in time');
-
-      await this.graphAll(work);
-      // Inference (rare, possibly a remote model) goes item by item, between GraphExtracted and completed.
-      for (const w of active(work).filter((x) => x.item.infer)) {
-        try {
-          await this.infer(w.ctx, w.item);
-        } catch (err) {
-          this.unexpected(w, err);
-        }
-      }
-      await this.record(active(work).map((w) => this.advance(w, 'completed')));
-      await this.release(active(work).map((w) => w.job));
+      if (indexing.length) await this.indexStage(indexing);
+      if (graphing.length) await this.graphStage(graphing);
     } catch (err) {
       // Unexpected (engine down, disk full...): keep the leases so they expire and the batch is retried.
-      this.log.error({ items: work.length, err: (err as Error).message }, 'pipeline batch failed; will retry');
+      this.log.error({ items: jobs.length, err: (err as Error).message }, 'pipeline batch failed; will retry');
     }
+  }
+
+  /** processing → parse, chunk, embed → ItemChunked → (the index catches up) → graph_creation: searchable. */
+  private async indexStage(work: Work[]): Promise<void> {
+    for (const w of active(work)) {
+      if (w.item.embedder.modelId !== this.embedder.modelId) {
+        w.failure = new PipelineFailure('EMBEDDER_MISMATCH', `database embeds with ${w.item.embedder.modelId} but this worker runs ${this.embedder.modelId}; re-embed the database or configure the same embedder`);
+      }
+    }
+    await this.record(active(work).map((w) => this.advance(w, 'processing')));
+    await this.finishFailed(work);
+
+    await this.chunkAll(work);
+    const chunked = await this.record(
+      active(work).map((w) => ({
+        ...this.on(w),
+        decide: (state: ItemState): ItemEvent[] =>
+          state.live && state.contentVersion === w.item.content_version && !state.chunked
+            ? [{ type: 'ItemChunked', data: { databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, chunksSha256: w.chunksSha256!, chunkCount: w.chunks!.length, embedder: this.embedder.modelId, format: w.format!, parsedBytes: w.parsedBytes! } }]
+            : [],
+      })),
+    );
+    await this.finishFailed(work);
+    if (!active(work).length) return;
+    // Searchable only once the chunks are in the index (and the item rows say so). An item chunked by an earlier
+    // attempt decides nothing now: then wait for the head.
+    const chunkedAt = lastPosition(chunked);
+    const indexedAt = chunkedAt !== null && chunked.every((o) => o.events?.length) ? chunkedAt : await this.store.headPosition();
+    if (!(await this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000))) throw new Error('the search index did not catch up in time');
+    await this.settle(active(work), await this.record(active(work).map((w) => this.advance(w, 'graph_creation'))));
+    this.wake();
+  }
+
+  /** Graph extraction → GraphExtracted → (the graph catches up) → inference for `infer` items → completed. */
+  private async graphStage(work: Work[]): Promise<void> {
+    await this.finishFailed(work);
+    for (const w of active(work)) {
+      try {
+        if (!w.item.chunks_sha256) throw new Error('graph_creation without a chunk list');
+        w.chunks = JSON.parse((await this.blobs.get(w.item.database_id, w.item.chunks_sha256)).toString('utf8'));
+      } catch (err) {
+        this.unexpected(w, err);
+      }
+    }
+    await this.graphAll(work);
+    // Inference (rare, possibly a remote model) goes item by item, between GraphExtracted and completed.
+    for (const w of active(work).filter((x) => x.item.infer)) {
+      try {
+        await this.infer(w.ctx, w.item);
+      } catch (err) {
+        this.unexpected(w, err);
+      }
+    }
+    await this.settle(active(work), await this.record(active(work).map((w) => this.advance(w, 'completed'))));
   }
 
   /** Parse and chunk every item, embed all chunks in one call (filling the cache the index reads), store the chunk lists. */
@@ -260,7 +302,7 @@ export class IndexingPipeline {
 
   /**
    * Entities and relations into the context graph; the result is recorded (blob + GraphExtracted), never recomputed
-   * on replay. graph_creation and GraphExtracted go in one append.
+   * on replay.
    */
   private async graphAll(work: Work[]): Promise<void> {
     const decisions: ItemDecision[] = [];
@@ -269,7 +311,7 @@ export class IndexingPipeline {
         const graph = extractGraph({ chunks: w.chunks!, appProvider: w.item.app_provider, appKind: w.item.app_kind });
         const graphSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(graph));
         const { item } = w;
-        decisions.push(this.advance(w, 'graph_creation'), {
+        decisions.push({
           ...this.on(w),
           decide: (state) =>
             state.live && state.contentVersion === item.content_version && !state.graphed
@@ -374,9 +416,19 @@ export class IndexingPipeline {
   private async finishFailed(work: Work[]): Promise<void> {
     const failed = work.filter((w) => w.failure && !w.done);
     if (!failed.length) return;
-    await this.record(failed.map((w) => this.advance(w, 'errored', w.failure!.code, w.failure!.message)));
+    const recorded = await this.record(failed.map((w) => this.advance(w, 'errored', w.failure!.code, w.failure!.message)));
     for (const w of failed) w.done = true;
-    await this.release(failed.map((w) => w.job));
+    await this.settle(failed, recorded);
+  }
+
+  /**
+   * Releases the items once the items read model shows what was just recorded: the claim query reads statuses
+   * there, so an earlier release could hand the item out again for a step it has already done.
+   */
+  private async settle(work: Work[], recorded: BatchOutcome<unknown>[]): Promise<void> {
+    const at = lastPosition(recorded);
+    if (at !== null && !(await this.runner.waitFor(at, ['items'], 60_000))) throw new Error('the items read model did not catch up in time');
+    await this.release(work.map((w) => w.job));
   }
 
   private unexpected(w: Work, err: unknown): void {

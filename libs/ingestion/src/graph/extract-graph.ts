@@ -4,7 +4,7 @@ import model from 'wink-eng-lite-web-model';
 /**
  * Offline entity and relation extraction for the context graph.
  * - wink-nlp (English lite model): sentences, parts of speech, dates and emails, runs of proper nouns.
- * - compromise: types people, places and organizations (loaded lazily; optional).
+ * - compromise's lexicon: types people, places and organizations (loaded lazily; optional).
  * - Relations: entities co-occurring in a sentence ("co_occurs"), the speaker of a dialogue turn to what they
  *   mention ("mentioned"), and an app item's provider/kind structure ("posted_in").
  * Deterministic for a given text: the pipeline records the result in a blob, so a rebuild never re-extracts.
@@ -39,18 +39,69 @@ export interface ExtractedGraph {
 const nlp = winkNLP(model);
 const its = nlp.its;
 
-let compromise: ((text: string) => any) | null | undefined;
-function typer(): ((text: string) => any) | null {
-  if (compromise === undefined) {
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const mod = require('compromise');
-      compromise = (mod.default ?? mod) as (text: string) => any;
-    } catch {
-      compromise = null; // typing falls back to 'concept'
-    }
+/**
+ * Typing by compromise's lexicon (about 25k words tagged FirstName, LastName, City, Country, Organization, ...),
+ * looked up per token: deterministic and microseconds per name, where running compromise's full tagger costs
+ * tens of milliseconds per text. Loaded lazily; without it every name stays a 'concept'.
+ */
+interface Lexicon {
+  kindOf(word: string): EntityType | null;
+  isFirstName(word: string): boolean;
+}
+let lexicon: Lexicon | null | undefined;
+function typingLexicon(): Lexicon | null {
+  if (lexicon !== undefined) return lexicon;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require('compromise');
+    const world = (mod.default ?? mod).world();
+    const words: Record<string, string | string[]> = world.model.one.lexicon;
+    const tagSet: Record<string, { is?: string; parents?: string[] }> = world.model.one.tagSet;
+    const kindOfTag = (tag: string): EntityType | null => {
+      const lineage = [tag, ...(tagSet[tag]?.parents ?? [])];
+      if (lineage.includes('Person') && !lineage.includes('Honorific')) return 'person';
+      if (lineage.includes('Place')) return 'place';
+      if (lineage.includes('Organization')) return 'organization';
+      return null;
+    };
+    const tagsOf = (word: string): string[] => {
+      const t = Object.prototype.hasOwnProperty.call(words, word) ? words[word] : undefined;
+      return t === undefined ? [] : Array.isArray(t) ? t : [t];
+    };
+    lexicon = {
+      kindOf: (word) => {
+        for (const tag of tagsOf(word)) {
+          const kind = kindOfTag(tag);
+          if (kind) return kind;
+        }
+        return null;
+      },
+      isFirstName: (word) => tagsOf(word).some((t) => [t, ...(tagSet[t]?.parents ?? [])].includes('FirstName')),
+    };
+  } catch {
+    lexicon = null;
   }
-  return compromise;
+  return lexicon;
+}
+
+/** Words that make a multi-word name an organization or a place whatever the other words are. */
+const ORG_HEADS = new Set(['inc', 'corp', 'corporation', 'company', 'co', 'ltd', 'llc', 'group', 'university', 'college', 'institute', 'school', 'academy', 'bank', 'foundation', 'association', 'agency', 'department', 'ministry', 'council', 'committee', 'society', 'club', 'team', 'hospital', 'labs', 'laboratory', 'museum']);
+const PLACE_HEADS = new Set(['city', 'county', 'state', 'river', 'lake', 'mountain', 'mountains', 'island', 'islands', 'valley', 'street', 'avenue', 'park', 'beach', 'bay', 'province', 'republic', 'kingdom']);
+
+/** The type of a candidate name, from the lexicon: whole name first, then head words, then a leading first name. */
+export function typeName(name: string): EntityType | null {
+  const lex = typingLexicon();
+  if (!lex) return null;
+  const key = entityKey(name);
+  const whole = lex.kindOf(key);
+  if (whole) return whole;
+  const words = key.split(' ');
+  if (words.length === 1) return null;
+  const last = words[words.length - 1];
+  if (ORG_HEADS.has(last)) return 'organization';
+  if (PLACE_HEADS.has(last)) return 'place';
+  if (lex.isFirstName(words[0])) return 'person';
+  return lex.kindOf(last) ?? lex.kindOf(words[0]);
 }
 
 const STOP = new Set(['i', 'you', 'he', 'she', 'we', 'they', 'it', 'the', 'a', 'an', 'user', 'assistant', 'hey', 'hi', 'oh', 'yes', 'no', 'ok', 'okay', 'thanks', 'thank', 'wow', 'yeah', 'hello', 'dear', 'mr', 'mrs', 'ms', 'dr']);
@@ -69,30 +120,13 @@ export function entityKey(name: string): string {
 
 const cleanName = (s: string) => s.replace(/['’]s$/, '').replace(/[.,;:!?"]+$/g, '').trim();
 
-function typedNames(text: string): Map<string, EntityType> {
-  const out = new Map<string, EntityType>();
-  const c = typer();
-  if (!c) return out;
-  try {
-    const doc = c(text);
-    for (const [kind, list] of [
-      ['person', doc.people().out('array')],
-      ['place', doc.places().out('array')],
-      ['organization', doc.organizations().out('array')],
-    ] as [EntityType, string[]][]) {
-      for (const n of list) {
-        const k = entityKey(cleanName(n));
-        if (k && !out.has(k)) out.set(k, kind);
-      }
-    }
-  } catch {
-    /* typing is best effort */
-  }
-  return out;
-}
-
 /** Entities in one piece of text (also used on queries). */
 export function extractEntities(text: string): GraphEntity[] {
+  return entitiesOf(nlp.readDoc(text));
+}
+
+/** Entities of a parsed text: dates and emails from wink's entities, runs of proper nouns typed by the lexicon. */
+function entitiesOf(doc: any): GraphEntity[] {
   const found = new Map<string, GraphEntity>();
   const add = (name: string, type: EntityType) => {
     const clean = cleanName(name);
@@ -101,7 +135,6 @@ export function extractEntities(text: string): GraphEntity[] {
     const prev = found.get(key);
     if (!prev || (prev.type === 'concept' && type !== 'concept')) found.set(key, { key, name: clean, type });
   };
-  const doc = nlp.readDoc(text);
   doc.entities().each((e: any) => {
     const t = e.out(its.type);
     if (t === 'DATE') add(e.out(), 'date');
@@ -111,7 +144,10 @@ export function extractEntities(text: string): GraphEntity[] {
   doc.sentences().each((s: any) => {
     let run: string[] = [];
     const flush = () => {
-      if (run.length) add(run.join(' '), 'concept');
+      if (run.length) {
+        const name = run.join(' ');
+        add(name, typeName(cleanName(name)) ?? 'concept');
+      }
       run = [];
     };
     s.tokens().each((tk: any, i: number) => {
@@ -122,12 +158,6 @@ export function extractEntities(text: string): GraphEntity[] {
     });
     flush();
   });
-  const types = typedNames(text);
-  for (const e of found.values()) {
-    const t = types.get(e.key);
-    if (t && e.type === 'concept') e.type = t;
-  }
-  for (const [key, type] of types) if (!found.has(key) && key.length > 1 && !STOP.has(key)) found.set(key, { key, name: key.replace(/\b\p{L}/gu, (m) => m.toUpperCase()), type });
   return [...found.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
@@ -157,12 +187,13 @@ export function extractGraph(input: ExtractionInput): ExtractedGraph {
     const speaker = speakerName ? { key: entityKey(speakerName), name: speakerName, type: 'person' as EntityType } : null;
     const inChunk = new Map<string, GraphEntity>();
     if (speaker && speaker.key) inChunk.set(speaker.key, speaker);
-    for (const e of extractEntities(chunk.text)) if (!inChunk.has(e.key) || inChunk.get(e.key)!.type === 'concept') inChunk.set(e.key, e);
+    const doc = nlp.readDoc(chunk.text);
+    for (const e of entitiesOf(doc)) if (!inChunk.has(e.key) || inChunk.get(e.key)!.type === 'concept') inChunk.set(e.key, e);
     for (const e of inChunk.values()) {
       if (!entities.has(e.key) || entities.get(e.key)!.type === 'concept') entities.set(e.key, e);
       mentions.push({ chunk: chunk.index, key: e.key });
     }
-    const sentences = nlp.readDoc(chunk.text).sentences().out() as string[];
+    const sentences = doc.sentences().out() as string[];
     for (const sentence of sentences) {
       const keys = [...inChunk.keys()].filter((k) => k !== speaker?.key && entityKey(sentence).includes(k));
       for (let i = 0; i < keys.length; i++) for (let j = i + 1; j < keys.length; j++) relate({ chunk: chunk.index, source: keys[i], target: keys[j], predicate: 'co_occurs', context: sentence.slice(0, 300) });
