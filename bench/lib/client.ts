@@ -159,6 +159,17 @@ export class CrsClient {
     return data.statuses;
   }
 
+  /** Wall seconds and items per indexing pipeline step so far, from /metrics (crs_pipeline_step_*_total). */
+  async pipelineSteps(): Promise<Record<string, { seconds: number; items: number }>> {
+    const text = await (await fetch(`${this.baseUrl}/metrics`)).text();
+    const out: Record<string, { seconds: number; items: number }> = {};
+    for (const m of text.matchAll(/^crs_pipeline_step_(seconds|items)_total\{step="([^"]+)"\} ([0-9.e+-]+)$/gm)) {
+      const step = (out[m[2]] ??= { seconds: 0, items: 0 });
+      step[m[1] === 'seconds' ? 'seconds' : 'items'] = Number(m[3]);
+    }
+    return out;
+  }
+
   async stats(database: string): Promise<DatabaseStats> {
     return this.call('GET', `/databases/stats?database=${encodeURIComponent(database)}`, 'database stats');
   }

@@ -119,6 +119,12 @@ export function speedMarkdown(report: SpeedReport): string {
       ),
       '',
     );
+    const stepped = run.ingest.filter((p) => p.pipelineMsPerItem && Object.keys(p.pipelineMsPerItem).length);
+    if (stepped.length) {
+      out.push('Indexing pipeline, wall ms per item in each step as the service counts it (`/metrics` crs_pipeline_step_seconds_total; batches overlap, so steps can add up to more than the wall time):', '');
+      for (const p of stepped) out.push(`- ${p.kind}: ${Object.entries(p.pipelineMsPerItem!).map(([step, ms]) => `${step} ${ms}`).join(', ')}`);
+      out.push('');
+    }
     if (run.lanceCommitsAfterIngest) out.push(`LanceDB table versions after ingest (one per commit, kept an hour): ${Object.entries(run.lanceCommitsAfterIngest).map(([t, n]) => `${t.replace(/_[0-9a-f]{32}_/, '_<db>_')} ${n}`).join(', ')}.`, '');
     out.push('### Query latency (ms; autocannon, 127.0.0.1)', '');
     const rows: (string | number)[][] = [];

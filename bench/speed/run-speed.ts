@@ -56,6 +56,8 @@ export interface IngestPhase {
   postgres?: ReturnType<typeof countersPerItem>;
   /** LanceDB commits (new table versions) of the phase per item */
   lanceCommitsPerItem?: number;
+  /** the service's own account of its indexing pipeline during the phase: wall ms per item in each step (batches overlap) */
+  pipelineMsPerItem?: Record<string, number>;
 }
 
 /** Where the time of one query goes (medians over sequential queries, 1 client). */
@@ -337,6 +339,7 @@ async function ingestPhase(
   const sumCommits = () => Object.values(lanceCommits(lanceDir)).reduce((a, b) => a + b, 0);
   const pg0 = await pgCounters(service.databaseUrl());
   const lance0 = sumCommits();
+  const steps0 = await client.pipelineSteps();
   const before = await client.stats(DATABASE);
   const base = before.items[k.store].by_status;
   const baseSearchable = (base.graph_creation ?? 0) + (base.completed ?? 0);
@@ -378,6 +381,13 @@ async function ingestPhase(
   await sleep(1500); // let the backends flush their statistics
   const pg1 = await pgCounters(service.databaseUrl());
   const lance1 = sumCommits();
+  const steps1 = await client.pipelineSteps();
+  const pipelineMsPerItem = Object.fromEntries(
+    Object.entries(steps1)
+      .map(([step, t]) => [step, t.seconds - (steps0[step]?.seconds ?? 0)] as const)
+      .filter(([, seconds]) => seconds > 0)
+      .map(([step, seconds]) => [step, round((seconds * 1000) / k.items, 2)]),
+  );
   const after = await client.stats(DATABASE);
   const chunks = after.chunks[k.store] - baseChunks;
   return {
@@ -397,5 +407,6 @@ async function ingestPhase(
     ...(c0 && c1 ? { cpu: cpuBetween(c0, c1) } : {}),
     postgres: countersPerItem(pg0, pg1, k.items),
     lanceCommitsPerItem: round((lance1 - lance0) / k.items, 2),
+    pipelineMsPerItem,
   };
 }

@@ -12,7 +12,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(runner: ProjectionRunner, queueDepth?: () => Promise<number>) {
+  constructor(runner: ProjectionRunner, queueDepth?: () => Promise<number>, pipelineSteps?: () => Map<string, { seconds: number; items: number }>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'crs_' });
     new Gauge({
       name: 'crs_projection_lag_events',
@@ -29,6 +29,24 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.set(queueDepth ? await queueDepth() : 0);
+      },
+    });
+    new Gauge({
+      name: 'crs_pipeline_step_seconds_total',
+      help: 'Wall time this process spent in each indexing pipeline step (batches overlap, so steps can add up to more than the elapsed time)',
+      labelNames: ['step'],
+      registers: [this.registry],
+      collect() {
+        for (const [step, t] of pipelineSteps?.() ?? []) this.set({ step }, t.seconds);
+      },
+    });
+    new Gauge({
+      name: 'crs_pipeline_step_items_total',
+      help: 'Items that went through each indexing pipeline step in this process',
+      labelNames: ['step'],
+      registers: [this.registry],
+      collect() {
+        for (const [step, t] of pipelineSteps?.() ?? []) this.set({ step }, t.items);
       },
     });
   }

@@ -118,6 +118,7 @@ class PipelineFailure extends Error {
 export class IndexingPipeline {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly loop: ClaimLoop<ClaimedJob[]>;
+  private readonly steps = new Map<string, { seconds: number; items: number }>();
 
   constructor(
     private readonly ds: DataSource,
@@ -132,7 +133,7 @@ export class IndexingPipeline {
     this.loop = new ClaimLoop<ClaimedJob[]>({
       concurrency: options.concurrency,
       pollMs: options.pollMs,
-      claim: (n) => this.claimBatches(n),
+      claim: (n) => this.timed('claim', 0, () => this.claimBatches(n)),
       work: (jobs) => this.processBatch(jobs),
       onError: (err, phase) => this.log.error({ err: (err as Error).message }, `pipeline ${phase} failed`),
     });
@@ -152,6 +153,27 @@ export class IndexingPipeline {
 
   async stop(): Promise<void> {
     await this.loop.stop();
+  }
+
+  /** Wall time and items per step since start (exposed on /metrics; the speed benchmark reads it). */
+  stepTimes(): Map<string, { seconds: number; items: number }> {
+    return this.steps;
+  }
+
+  private async timed<T>(step: string, items: number, fn: () => Promise<T>): Promise<T> {
+    const started = process.hrtime.bigint();
+    try {
+      return await fn();
+    } finally {
+      this.addTime(step, items, started);
+    }
+  }
+
+  private addTime(step: string, items: number, started: bigint): void {
+    const t = this.steps.get(step) ?? { seconds: 0, items: 0 };
+    t.seconds += Number(process.hrtime.bigint() - started) / 1e9;
+    t.items += items;
+    this.steps.set(step, t);
   }
 
   async queueDepth(): Promise<number> {
@@ -197,11 +219,11 @@ export class IndexingPipeline {
   }
 
   private async processBatch(jobs: ClaimedJob[]): Promise<void> {
-    const rows: ItemRow[] = await this.ds.query(
+    const rows: ItemRow[] = await this.timed('batch.load', jobs.length, () => this.ds.query(
       `SELECT i.*, d.org_id, d.embedder FROM rm_items i JOIN rm_databases d ON d.id = i.database_id
         WHERE (i.database_id, i.item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
       [jobs.map((j) => j.database_id), jobs.map((j) => j.item_key)],
-    );
+    ));
     const byKey = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
     const indexing: Work[] = [];
     const graphing: Work[] = [];
@@ -220,8 +242,8 @@ export class IndexingPipeline {
       for (const w of [...indexing, ...graphing]) {
         if (w.job.attempts > this.options.maxAttempts) w.failure = new PipelineFailure('PROCESSING_FAILED', `gave up after ${this.options.maxAttempts} attempts`);
       }
-      if (indexing.length) await this.indexStage(indexing);
-      if (graphing.length) await this.graphStage(graphing);
+      if (indexing.length) await this.timed('index', indexing.length, () => this.indexStage(indexing));
+      if (graphing.length) await this.timed('graph', graphing.length, () => this.graphStage(graphing));
     } catch (err) {
       // Unexpected (engine down, disk full...): keep the leases so they expire and the batch is retried.
       this.log.error({ items: jobs.length, err: (err as Error).message }, 'pipeline batch failed; will retry');
@@ -235,11 +257,11 @@ export class IndexingPipeline {
         w.failure = new PipelineFailure('EMBEDDER_MISMATCH', `database embeds with ${w.item.embedder.modelId} but this worker runs ${this.embedder.modelId}; re-embed the database or configure the same embedder`);
       }
     }
-    await this.record(active(work).map((w) => this.advance(w, 'processing')));
+    await this.timed('index.processing', work.length, () => this.record(active(work).map((w) => this.advance(w, 'processing'))));
     await this.finishFailed(work);
 
-    await this.chunkAll(work);
-    const chunked = await this.record(
+    await this.timed('index.chunk_embed', work.length, () => this.chunkAll(work));
+    const chunked = await this.timed('index.record_chunked', work.length, () => this.record(
       active(work).map((w) => ({
         ...this.on(w),
         decide: (state: ItemState): ItemEvent[] =>
@@ -247,15 +269,17 @@ export class IndexingPipeline {
             ? [{ type: 'ItemChunked', data: { databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, chunksSha256: w.chunksSha256!, chunkCount: w.chunks!.length, embedder: this.embedder.modelId, format: w.format!, parsedBytes: w.parsedBytes! } }]
             : [],
       })),
-    );
+    ));
     await this.finishFailed(work);
     if (!active(work).length) return;
     // Searchable only once the chunks are in the index (and the item rows say so). An item chunked by an earlier
     // attempt decides nothing now: then wait for the head.
     const chunkedAt = lastPosition(chunked);
     const indexedAt = chunkedAt !== null && chunked.every((o) => o.events?.length) ? chunkedAt : await this.store.headPosition();
-    if (!(await this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000))) throw new Error('the search index did not catch up in time');
-    await this.settle(active(work), await this.record(active(work).map((w) => this.advance(w, 'graph_creation'))));
+    const indexed = await this.timed('index.wait_index', work.length, () => this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000));
+    if (!indexed) throw new Error('the search index did not catch up in time');
+    const searchable = await this.timed('index.record_searchable', work.length, () => this.record(active(work).map((w) => this.advance(w, 'graph_creation'))));
+    await this.timed('index.settle', work.length, () => this.settle(active(work), searchable));
     this.wake();
   }
 
@@ -279,7 +303,8 @@ export class IndexingPipeline {
         this.unexpected(w, err);
       }
     }
-    await this.settle(active(work), await this.record(active(work).map((w) => this.advance(w, 'completed'))));
+    const completed = await this.timed('graph.record_completed', work.length, () => this.record(active(work).map((w) => this.advance(w, 'completed'))));
+    await this.timed('graph.settle', work.length, () => this.settle(active(work), completed));
   }
 
   /** Parse and chunk every item, embed all chunks in one call (filling the cache the index reads), store the chunk lists. */
@@ -306,6 +331,7 @@ export class IndexingPipeline {
    */
   private async graphAll(work: Work[]): Promise<void> {
     const decisions: ItemDecision[] = [];
+    const started = process.hrtime.bigint();
     for (const w of active(work)) {
       try {
         const graph = extractGraph({ chunks: w.chunks!, appProvider: w.item.app_provider, appKind: w.item.app_kind });
@@ -322,9 +348,12 @@ export class IndexingPipeline {
         this.unexpected(w, err);
       }
     }
-    const graphedAt = lastPosition(await this.record(decisions));
+    this.addTime('graph.extract', work.length, started);
+    const graphedAt = lastPosition(await this.timed('graph.record_graph', work.length, () => this.record(decisions)));
     // `completed` means the graph is queryable too.
-    if (graphedAt !== null && !(await this.runner.waitFor(graphedAt, ['graph'], 60_000))) throw new Error('the graph did not catch up in time');
+    if (graphedAt !== null && !(await this.timed('graph.wait_graph', work.length, () => this.runner.waitFor(graphedAt, ['graph'], 60_000)))) {
+      throw new Error('the graph did not catch up in time');
+    }
   }
 
   /**
