@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
 import type { Sql } from '../../libs/persistence/src/data-source';
-import type { ReadModelProjection } from '../../libs/persistence/src/projection';
+import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
 import type { BlobStore } from '../../libs/persistence/src/blob-store';
 import type { ExtractedGraph } from '../../libs/ingestion/src/graph/extract-graph';
 
@@ -13,7 +13,7 @@ export const GRAPH_TABLES = ['rm_graph_entities', 'rm_graph_mentions', 'rm_graph
  * version and removed with the item, its collection or its database.
  */
 export function graphProjection(blobs: BlobStore): ReadModelProjection {
-  return {
+  const projection: ReadModelProjection = {
     kind: 'read-model',
     name: 'graph',
     tables: GRAPH_TABLES,
@@ -83,7 +83,137 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
         }
       }
     },
+    /**
+     * A page at once. Every item event replaces the item's rows wholesale (ItemIngested and ItemDeleted with
+     * nothing, GraphExtracted with its graph), so within a run only each item's last effective event counts: the
+     * items' rows are deleted in one statement, the surviving graphs inserted in one per table (same rows; of
+     * duplicates within a graph the first is kept, as `apply`'s ON CONFLICT DO NOTHING keeps it), and the entities of every key the run touched are
+     * re-derived once from the mentions (a pure function of them, so once at the end equals once per event).
+     * Collection and database deletions run on their own, between the runs.
+     */
+    async applyBatch(events: RecordedEvent[], sql: Sql): Promise<void> {
+      await inSegments(
+        events,
+        (e) => e.type === 'CollectionDeleted' || e.type === 'DatabaseDeleted',
+        (run) => foldGraph(blobs, run, sql),
+        (e) => projection.apply(e, sql),
+      );
+    },
   };
+  return projection;
+}
+
+/** What a run leaves an item with: nothing, or one extraction result. */
+type ItemGraph = { databaseId: string; itemKey: string; collection: string; graph: ExtractedGraph } | { databaseId: string; itemKey: string; graph: null };
+
+async function foldGraph(blobs: BlobStore, events: RecordedEvent[], sql: Sql): Promise<void> {
+  // Extraction results, read concurrently (a missing blob makes its event a no-op, as in apply).
+  const graphs = await mapLimit(events, 16, async (e) => {
+    if (e.type !== 'GraphExtracted') return undefined;
+    try {
+      return JSON.parse((await blobs.get(e.data.databaseId, e.data.graphSha256)).toString('utf8')) as ExtractedGraph;
+    } catch {
+      return null;
+    }
+  });
+  const final = new Map<string, ItemGraph>();
+  events.forEach((e, i) => {
+    const d = e.data;
+    const key = `${String(d.databaseId).toLowerCase()}\u0000${d.itemKey}`;
+    if (e.type === 'GraphExtracted') {
+      const graph = graphs[i];
+      if (!graph) return;
+      final.delete(key); // keep the map in order of each item's last effective event
+      final.set(key, { databaseId: d.databaseId, itemKey: d.itemKey, collection: d.collection, graph });
+    } else {
+      final.delete(key);
+      final.set(key, { databaseId: d.databaseId, itemKey: d.itemKey, graph: null });
+    }
+  });
+  if (!final.size) return;
+  const items = [...final.values()];
+  const itemDbs = items.map((x) => x.databaseId);
+  const itemKeys = items.map((x) => x.itemKey);
+  const ITEMS = 'SELECT * FROM unnest($1::uuid[], $2::text[])';
+
+  // Entity keys the items mentioned before (their entities must be re-derived after the delete).
+  const old: { d: string; k: string }[] = await sql.query(
+    `SELECT DISTINCT database_id::text AS d, entity_key AS k FROM rm_graph_mentions WHERE (database_id, item_key) IN (${ITEMS})`,
+    [itemDbs, itemKeys],
+  );
+  await sql.query(`DELETE FROM rm_graph_mentions WHERE (database_id, item_key) IN (${ITEMS})`, [itemDbs, itemKeys]);
+  await sql.query(`DELETE FROM rm_graph_relations WHERE (database_id, item_key) IN (${ITEMS})`, [itemDbs, itemKeys]);
+
+  const m = { db: [] as string[], item: [] as string[], chunk: [] as number[], key: [] as string[], coll: [] as string[], name: [] as string[], type: [] as string[] };
+  const r = { db: [] as string[], item: [] as string[], chunk: [] as number[], source: [] as string[], target: [] as string[], predicate: [] as string[], context: [] as string[], coll: [] as string[] };
+  const touched = new Map<string, [string, string]>();
+  for (const o of old) touched.set(`${o.d}\u0000${o.k}`, [o.d, o.k]);
+  // Keys of graphs a later event of the run replaced too: apply would have re-derived them twice on the way.
+  events.forEach((e, i) => {
+    for (const mention of graphs[i]?.mentions ?? []) touched.set(`${String(e.data.databaseId).toLowerCase()}\u0000${mention.key}`, [e.data.databaseId, mention.key]);
+  });
+  for (const x of items) {
+    if (!x.graph) continue;
+    const entity = new Map(x.graph.entities.map((e) => [e.key, e]));
+    // The item's rows were just deleted and items never share a primary key, so the only conflicts are duplicates
+    // within the graph: the first one stays, as with apply's ON CONFLICT DO NOTHING, and the inserts need no conflict check.
+    const seenMentions = new Set<string>();
+    const seenRelations = new Set<string>();
+    for (const mention of x.graph.mentions) {
+      const e = entity.get(mention.key);
+      if (!e) continue;
+      const pk = `${Number(mention.chunk)}\u0000${mention.key}`;
+      if (seenMentions.has(pk)) continue;
+      seenMentions.add(pk);
+      m.db.push(x.databaseId), m.item.push(x.itemKey), m.chunk.push(mention.chunk), m.key.push(mention.key), m.coll.push(x.collection), m.name.push(e.name), m.type.push(e.type);
+      touched.set(`${x.databaseId.toLowerCase()}\u0000${mention.key}`, [x.databaseId, mention.key]);
+    }
+    for (const rel of x.graph.relations) {
+      const pk = `${Number(rel.chunk)}\u0000${rel.source}\u0000${rel.target}\u0000${rel.predicate}`;
+      if (seenRelations.has(pk)) continue;
+      seenRelations.add(pk);
+      r.db.push(x.databaseId), r.item.push(x.itemKey), r.chunk.push(rel.chunk), r.source.push(rel.source), r.target.push(rel.target), r.predicate.push(rel.predicate), r.context.push(rel.context), r.coll.push(x.collection);
+    }
+  }
+  if (m.db.length) {
+    await sql.query(
+      `INSERT INTO rm_graph_mentions (database_id, item_key, chunk_index, entity_key, collection, name, type)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+      [m.db, m.item, m.chunk, m.key, m.coll, m.name, m.type],
+    );
+  }
+  if (r.db.length) {
+    await sql.query(
+      `INSERT INTO rm_graph_relations (database_id, item_key, chunk_index, source_key, target_key, predicate, context, collection)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])`,
+      [r.db, r.item, r.chunk, r.source, r.target, r.predicate, r.context, r.coll],
+    );
+  }
+  const keys = [...touched.values()];
+  if (!keys.length) return;
+  const KEYS = 'SELECT * FROM unnest($1::uuid[], $2::text[])';
+  const params = [keys.map((k) => k[0]), keys.map((k) => k[1])];
+  await sql.query(`DELETE FROM rm_graph_entities WHERE (database_id, entity_key) IN (${KEYS})`, params);
+  await sql.query(
+    `INSERT INTO rm_graph_entities (database_id, entity_key, name, type)
+     SELECT database_id, entity_key, min(name), coalesce(min(type) FILTER (WHERE type <> 'concept'), 'concept')
+     FROM rm_graph_mentions WHERE (database_id, entity_key) IN (${KEYS}) GROUP BY database_id, entity_key`,
+    params,
+  );
+}
+
+/** Maps with at most `limit` calls in flight; results in input order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 /** Removes an item's mentions and relations; returns the entity keys it mentioned. */

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
 import type { Sql } from '../../libs/persistence/src/data-source';
-import type { ReadModelProjection } from '../../libs/persistence/src/projection';
+import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
 import type { QueryRecorded } from '../../libs/domain/src/query.events';
 
 /** Recorded queries by request id: what feedback links to and its evaluation report scores. */
@@ -33,6 +33,34 @@ export const queriesProjection: ReadModelProjection = {
       `INSERT INTO rm_queries (request_id, org_id, database_id, query, type, mode, results, log_position, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (request_id) DO NOTHING`,
       [d.requestId, event.metadata.orgId, d.databaseId, d.query, d.type, d.mode, JSON.stringify(d.results), d.logPosition, event.metadata.occurredAt],
+    );
+  },
+  /** A page at once: one multi-row insert per run of QueryRecorded (the first of a request id wins, as in apply); deletions on their own. */
+  async applyBatch(events: RecordedEvent[], sql: Sql): Promise<void> {
+    await inSegments(
+      events,
+      (e) => e.type === 'DatabaseDeleted',
+      async (run) => {
+        const seen = new Set<string>();
+        const rows: RecordedEvent[] = [];
+        for (const e of run) {
+          const id = String(e.data.requestId).toLowerCase();
+          if (seen.has(id)) continue;
+          seen.add(id);
+          rows.push(e);
+        }
+        const col = (f: (e: RecordedEvent, d: QueryRecorded['data']) => unknown) => rows.map((e) => f(e, (e as unknown as QueryRecorded).data) ?? null);
+        await sql.query(
+          `INSERT INTO rm_queries (request_id, org_id, database_id, query, type, mode, results, log_position, created_at)
+           SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::bigint[], $9::timestamptz[])
+           ON CONFLICT (request_id) DO NOTHING`,
+          [
+            col((_, d) => d.requestId), col((e) => e.metadata.orgId), col((_, d) => d.databaseId), col((_, d) => d.query), col((_, d) => d.type),
+            col((_, d) => d.mode), col((_, d) => JSON.stringify(d.results)), col((_, d) => d.logPosition), col((e) => e.metadata.occurredAt),
+          ],
+        );
+      },
+      (e) => queriesProjection.apply(e, sql),
     );
   },
 };

@@ -19,12 +19,22 @@ export function recorded(type: string, data: any, meta: Partial<RecordedEvent['m
 }
 
 /** Applies events to a projection in a fresh schema; returns every owned table's rows as sorted text. */
-export async function project(url: string, projection: ReadModelProjection, events: RecordedEvent[], opts: { twice?: boolean } = {}): Promise<Record<string, string[]>> {
+export async function project(
+  url: string,
+  projection: ReadModelProjection,
+  events: RecordedEvent[],
+  opts: { twice?: boolean; batches?: RecordedEvent[][] } = {},
+): Promise<Record<string, string[]>> {
   const schema = `spec_${randomBytes(4).toString('hex')}`;
   const ds: DataSource = await openDataSource(url, { schema, poolSize: 1, name: 'crs-spec' });
   try {
     for (const ddl of projection.ddl) await ds.query(ddl);
     await ds.transaction(async (tx) => {
+      if (opts.batches) {
+        if (!projection.applyBatch) throw new Error(`${projection.name} has no applyBatch`);
+        for (const batch of opts.batches) await projection.applyBatch(batch, tx);
+        return;
+      }
       for (const e of events) {
         await projection.apply(e, tx);
         if (opts.twice) await projection.apply(e, tx);
@@ -45,4 +55,21 @@ export async function expectIdempotent(url: string, projection: ReadModelProject
   const twice = await project(url, projection, events, { twice: true });
   expect(twice).toEqual(once);
   return once;
+}
+
+/**
+ * The batch proof: `applyBatch` over the events cut into pages at random points (and as one page) gives the same
+ * read model as `apply` one event at a time. Returns the one-by-one result.
+ */
+export async function expectBatchEquivalent(url: string, projection: ReadModelProjection, events: RecordedEvent[], random: () => number): Promise<Record<string, string[]>> {
+  const one = await project(url, projection, events);
+  const pages: RecordedEvent[][] = [];
+  for (let i = 0; i < events.length; ) {
+    const n = 1 + Math.floor(random() * (random() < 0.3 ? 4 : 60));
+    pages.push(events.slice(i, i + n));
+    i += n;
+  }
+  expect(await project(url, projection, events, { batches: pages })).toEqual(one);
+  expect(await project(url, projection, events, { batches: [events] })).toEqual(one);
+  return one;
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { EventStore, RecordedEvent, Subscription } from '../../eventstore/src/event-store.port';
-import type { Processor, ReadModelProjection, Subscriber } from './projection';
+import { applyEvents, type Processor, type ReadModelProjection, type Subscriber } from './projection';
 
 export interface RunnerLogger {
   info(obj: object, msg?: string): void;
@@ -17,6 +17,8 @@ const CHECKPOINT_DDL = `CREATE TABLE IF NOT EXISTS projection_checkpoints (
 
 /** Events applied per read-model transaction while catching up. */
 const BATCH = 500;
+/** Log positions read per page by rebuild and verify (the next page is read while one is applied). */
+const REPLAY_PAGE = 5000;
 
 /** 64-bit advisory lock key per projection, stable across processes. */
 export function lockKey(name: string): string {
@@ -174,22 +176,33 @@ export class ProjectionRunner {
     return { events: applied, position, ms: Date.now() - started };
   }
 
-  /** Applies every event (up to `until`) to the projection through `sql`; returns the last position read. */
+  /**
+   * Applies every event (up to `until`) to the projection through `sql`; returns the last position read. Pages are
+   * large and the next one is read while the current one is applied; each page's handled events go to the projection
+   * at once (`applyBatch` when it has one).
+   */
   async replayInto(projection: ReadModelProjection, sql: EntityManager, until: number, onProgress?: (position: number, applied: number) => void): Promise<number> {
     let after = 0;
     let applied = 0;
+    const read = (from: number) => {
+      const p = this.store.readAll({ after: from, maxCount: REPLAY_PAGE });
+      p.catch(() => undefined); // awaited below; a failure while the previous page is applied must not go unhandled
+      return p;
+    };
+    let next = read(after);
     while (true) {
-      const page = await this.store.readAll({ after, maxCount: BATCH });
+      const page = await next;
       if (page.length === 0) break;
-      for (const ev of page) {
-        if (ev.position > until) return after;
-        if (projection.handles.includes(ev.type)) {
-          await projection.apply(ev, sql);
-          applied++;
-        }
-        after = ev.position;
-      }
+      const last = page[page.length - 1].position;
+      const more = page.length === REPLAY_PAGE && last < until;
+      if (more) next = read(last);
+      const upTo = last > until ? page.filter((ev) => ev.position <= until) : page;
+      const relevant = upTo.filter((ev) => projection.handles.includes(ev.type));
+      await applyEvents(projection, relevant, sql);
+      applied += relevant.length;
+      if (upTo.length) after = upTo[upTo.length - 1].position;
       onProgress?.(after, applied);
+      if (!more) break;
     }
     return after;
   }
@@ -213,7 +226,7 @@ export class ProjectionRunner {
             await tx.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projection.name)]);
             const [cp] = await tx.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projection.name]);
             const checkpoint = cp ? Number(cp.position) : 0;
-            for (const ev of relevant) if (ev.position > checkpoint) await projection.apply(ev, tx);
+            await applyEvents(projection, relevant.filter((ev) => ev.position > checkpoint), tx);
             if (last > checkpoint) await writeCheckpoint(tx, projection.name, last);
           });
           this.errors.delete(projection.name);
