@@ -13,6 +13,7 @@ import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
 import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
 import { embeddingText, type StoredChunk } from '../search/chunk-docs';
 import { ClaimLoop } from '../../../../libs/persistence/src/claim-loop';
+import { mapLimit } from '../../../../libs/persistence/src/map-limit';
 import { extractGraph } from '../../../../libs/ingestion/src/graph/extract-graph';
 import type { Inference } from '../../../../libs/ingestion/src/inference/inference.port';
 import { itemKey } from '../../../../libs/domain/src/items/item-input';
@@ -95,6 +96,9 @@ interface Work {
   /** the failure is recorded and the lease released */
   done?: boolean;
 }
+
+/** Blob reads and writes of a batch in flight at once. */
+const IO_CONCURRENCY = 8;
 
 /** Recorded with every extraction, so a change of extractor is visible in the log. */
 const GRAPH_EXTRACTOR = 'wink-lexicon-v2';
@@ -286,14 +290,14 @@ export class IndexingPipeline {
   /** Graph extraction → GraphExtracted → (the graph catches up) → inference for `infer` items → completed. */
   private async graphStage(work: Work[]): Promise<void> {
     await this.finishFailed(work);
-    for (const w of active(work)) {
+    await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
       try {
         if (!w.item.chunks_sha256) throw new Error('graph_creation without a chunk list');
         w.chunks = JSON.parse((await this.blobs.get(w.item.database_id, w.item.chunks_sha256)).toString('utf8'));
       } catch (err) {
         this.unexpected(w, err);
       }
-    }
+    });
     await this.graphAll(work);
     // Inference (rare, possibly a remote model) goes item by item, between GraphExtracted and completed.
     for (const w of active(work).filter((x) => x.item.infer)) {
@@ -309,7 +313,7 @@ export class IndexingPipeline {
 
   /** Parse and chunk every item, embed all chunks in one call (filling the cache the index reads), store the chunk lists. */
   private async chunkAll(work: Work[]): Promise<void> {
-    for (const w of active(work)) {
+    await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
       try {
         const { chunks, format, parsedBytes } = await this.chunk(w.item);
         w.chunks = chunks.map((c) => ({ index: c.index, text: c.text, startChar: c.startChar, endChar: c.endChar, ...(c.headingPath ? { headingPath: c.headingPath } : {}) }));
@@ -319,10 +323,10 @@ export class IndexingPipeline {
         if (err instanceof ParseError) w.failure = new PipelineFailure(err.code, err.message);
         else this.unexpected(w, err);
       }
-    }
+    });
     const texts = active(work).flatMap((w) => w.chunks!.map(embeddingText));
     if (texts.length) await this.embedder.embed(texts);
-    for (const w of active(work)) w.chunksSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(w.chunks));
+    await mapLimit(active(work), IO_CONCURRENCY, async (w) => (w.chunksSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(w.chunks))));
   }
 
   /**
@@ -332,7 +336,7 @@ export class IndexingPipeline {
   private async graphAll(work: Work[]): Promise<void> {
     const decisions: ItemDecision[] = [];
     const started = process.hrtime.bigint();
-    for (const w of active(work)) {
+    await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
       try {
         const graph = extractGraph({ chunks: w.chunks!, appProvider: w.item.app_provider, appKind: w.item.app_kind });
         const graphSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(graph));
@@ -347,7 +351,7 @@ export class IndexingPipeline {
       } catch (err) {
         this.unexpected(w, err);
       }
-    }
+    });
     this.addTime('graph.extract', work.length, started);
     const graphedAt = lastPosition(await this.timed('graph.record_graph', work.length, () => this.record(decisions)));
     // `completed` means the graph is queryable too.

@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../../../../libs/eventstore/src/event-store.
 import type { Embedder } from '../../../../libs/embeddings/src';
 import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
 import type { Processor } from '../../../../libs/persistence/src/projection';
+import { mapLimit } from '../../../../libs/persistence/src/map-limit';
 import type { ItemChunked, ItemDeleted } from '../../../../libs/domain/src/items/item.events';
 import type { SearchCatalog } from './search-catalog';
 import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from './chunk-docs';
@@ -41,6 +42,13 @@ export class SearchIndexSubscriber implements Processor {
     await this.itemsAt(events[events.length - 1].position);
     const writes: { index: string; item: IndexedItem; chunks: StoredChunk[]; event: RecordedEvent }[] = [];
     const deletes: { index: string; itemKey: string; version: number }[] = [];
+    // The items of the whole batch in one query; their chunk lists read in parallel below.
+    const keyed = events.filter((e) => e.type !== 'ItemDeleted').map((e) => (e as unknown as ItemChunked).data);
+    const rows: (IndexedItem & { database_id: string; item_key: string; content_version: number; chunks_sha256: string | null })[] = keyed.length
+      ? await this.ds.query('SELECT * FROM rm_items WHERE (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))', [keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)])
+      : [];
+    const items = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
+    const pending: { index: string; item: IndexedItem; chunksSha256: string; databaseId: string; event: RecordedEvent }[] = [];
     for (const event of events) {
       if (event.type === 'ItemDeleted') {
         const d = (event as unknown as ItemDeleted).data;
@@ -49,10 +57,7 @@ export class SearchIndexSubscriber implements Processor {
         continue;
       }
       const d = (event as unknown as ItemChunked).data;
-      const [item]: (IndexedItem & { content_version: number; chunks_sha256: string | null })[] = await this.ds.query(
-        'SELECT * FROM rm_items WHERE database_id = $1 AND item_key = $2',
-        [d.databaseId, d.itemKey],
-      );
+      const item = items.get(`${d.databaseId}/${d.itemKey}`);
       if (!item) continue; // deleted: its ItemDeleted removes the chunks
       // ItemChunked of a superseded version: later events decide. Attribute changes re-stamp the current chunks.
       if (event.type === 'ItemChunked' && item.content_version !== d.contentVersion) continue;
@@ -60,11 +65,12 @@ export class SearchIndexSubscriber implements Processor {
       if (!chunksSha256) continue; // not chunked yet: ItemChunked will carry the new attributes
       const name = await indexFor(d.databaseId, item.store);
       if (!name) continue; // database gone
-      const chunks: StoredChunk[] = JSON.parse((await this.blobs.get(d.databaseId, chunksSha256)).toString('utf8'));
-      writes.push({ index: name, item, chunks, event });
+      pending.push({ index: name, item, chunksSha256, databaseId: d.databaseId, event });
       // Chunks of earlier versions beyond the new chunk count.
       deletes.push({ index: name, itemKey: d.itemKey, version: event.position - 1 });
     }
+    const lists = await mapLimit(pending, 8, async (p) => JSON.parse((await this.blobs.get(p.databaseId, p.chunksSha256)).toString('utf8')) as StoredChunk[]);
+    pending.forEach((p, i) => writes.push({ index: p.index, item: p.item, chunks: lists[i], event: p.event }));
     const texts = writes.flatMap((w) => w.chunks.map(embeddingText));
     const vectors = texts.length ? await this.embedder.embed(texts) : [];
     const byIndex = new Map<string, ChunkDoc[]>();
@@ -82,3 +88,4 @@ export class SearchIndexSubscriber implements Processor {
 }
 
 type IndexTarget = (databaseId: string, store: 'memory' | 'knowledge') => Promise<string | null>;
+
