@@ -1,10 +1,64 @@
-import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
+import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
 import type { ChunkDoc, Store } from '../../../../libs/search/src/search-index.port';
 import type { SearchCatalog } from './search-catalog';
 import { indexNameFor } from './search-catalog';
 import type { SearchIndexSubscriber } from './search-index.subscriber';
 
+type IndexTarget = (databaseId: string, store: Store) => Promise<string | null>;
+
 const PAGE = 1000;
+/** Log positions read per page while replaying (the next page is read while one is written). */
+const REPLAY_PAGE = 5000;
+/**
+ * Handled events per engine write while replaying: every write is a commit per index (a new table version), so
+ * fewer, larger batches are what makes a rebuild fast. The outcome is the same for any batching (handleBatch).
+ */
+const REPLAY_BATCH = 4000;
+
+/**
+ * Replays the log after `after` (up to `until`, inclusive) into the subscriber's handleBatch, in batches of up to
+ * REPLAY_BATCH handled events; returns the last position read and how many handled events there were.
+ */
+async function replayLog(
+  store: EventStore,
+  subscriber: SearchIndexSubscriber,
+  target: IndexTarget,
+  after: number,
+  until: number,
+  onProgress?: (position: number) => void,
+): Promise<{ position: number; events: number }> {
+  let position = after;
+  let events = 0;
+  let batch: RecordedEvent[] = [];
+  const flush = async () => {
+    if (batch.length) await subscriber.handleBatch(batch, target);
+    events += batch.length;
+    batch = [];
+    onProgress?.(position);
+  };
+  const read = (from: number) => {
+    const p = store.readAll({ after: from, maxCount: REPLAY_PAGE });
+    p.catch(() => undefined); // awaited below; must not go unhandled while a batch is written
+    return p;
+  };
+  let next = read(after);
+  while (true) {
+    const page = await next;
+    if (!page.length) break;
+    const last = page[page.length - 1].position;
+    const more = page.length === REPLAY_PAGE && last < until;
+    if (more) next = read(last);
+    for (const ev of page) {
+      if (ev.position > until) break;
+      if (subscriber.handles.includes(ev.type as never)) batch.push(ev);
+      position = ev.position;
+      if (batch.length >= REPLAY_BATCH) await flush();
+    }
+    if (!more) break;
+  }
+  await flush();
+  return { position, events };
+}
 
 /**
  * Builds a fresh generation of every search index from the log (vectors from the embedding cache, never the
@@ -21,25 +75,15 @@ export async function rebuildSearchIndex(store: EventStore, catalog: SearchCatal
   }
   const target = async (databaseId: string, s: Store) => next.get(`${databaseId}/${s}`)?.indexName ?? null;
   const head = await store.headPosition();
-  let events = 0;
-  const replay = async (after: number) => {
-    let pos = after;
-    while (true) {
-      const page = await store.readAll({ after: pos, maxCount: PAGE });
-      if (!page.length) return pos;
-      const relevant = page.filter((ev) => subscriber.handles.includes(ev.type as never));
-      if (relevant.length) await subscriber.handleBatch(relevant, target);
-      events += relevant.length;
-      pos = page[page.length - 1].position;
-      onProgress?.(pos, Math.max(head, pos));
-    }
-  };
-  const reached = await replay(0);
+  const first = await replayLog(store, subscriber, target, 0, Infinity, (pos) => onProgress?.(pos, Math.max(head, pos)));
+  const reached = first.position;
   for (const e of next.values()) {
     const old = await catalog.swap(e.databaseId, e.store, e.indexName, e.generation, e.dimensions);
     if (old) await catalog.index.dropIndex(old);
   }
-  await replay(reached);
+  // Appended while the first pass ran: replayed into the new generation (now live; writes are idempotent by version).
+  const rest = await replayLog(store, subscriber, target, reached, Infinity);
+  const events = first.events + rest.events;
   return { events, position: reached, ms: Date.now() - started, indexes: next.size };
 }
 
@@ -78,15 +122,7 @@ export async function verifySearchIndex(store: EventStore, catalog: SearchCatalo
       await catalog.index.createIndex(name, { dimensions: e.dimensions });
     }
     const target = async (databaseId: string, s: Store) => shadow.get(`${databaseId}/${s}`) ?? null;
-    for (let after = 0; ; ) {
-      const page = await store.readAll({ after, maxCount: PAGE });
-      if (!page.length) break;
-      const upToHead = page.filter((ev) => ev.position <= head);
-      const relevant = upToHead.filter((ev) => subscriber.handles.includes(ev.type as never));
-      if (relevant.length) await subscriber.handleBatch(relevant, target);
-      if (upToHead.length < page.length || !upToHead.length) break;
-      after = upToHead[upToHead.length - 1].position;
-    }
+    await replayLog(store, subscriber, target, 0, head);
     const a = await snapshotSearchIndex(catalog);
     const b = await snapshotSearchIndex(catalog, shadow);
     const result: SearchVerifyResult = { equal: true, position: head, indexes: Object.keys(a).map((key) => ({ key, chunks: a[key].length })) };
