@@ -69,7 +69,12 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     const table = await db.openTable('ivf');
     const indices = await table.listIndices();
     expect(indices.map((i) => [i.name, i.indexType]).sort()).toEqual([
+      ['acl_idx', 'LabelList'],
+      ['collection_idx', 'Bitmap'],
+      ['expires_at_idx', 'BTree'],
+      ['filter_kv_idx', 'LabelList'],
       ['fts_text_idx', 'FTS'],
+      ['is_app_idx', 'Bitmap'],
       ['vector_idx', 'IvfFlat'],
     ]);
     table.close();
@@ -84,6 +89,57 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await index.upsert('ivf', [doc(1000, Array.from({ length: 16 }, (_, k) => (k === 3 ? 1 : 0)))]);
     expect((await index.vectorSearch('ivf', Array.from({ length: 16 }, (_, k) => (k === 3 ? 1 : 0)), { limit: 1 }))[0].chunkId).toBe('r_01000');
     await index.close();
+  });
+
+  it('upgrades a table made before the ACL column and scalar indexes, with the same filtered results before and after', async () => {
+    const dir = newDir();
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await index.createIndex('old', { dimensions: 2 });
+    const principals = (i: number): string[] | null => (i % 4 === 0 ? null : i % 4 === 1 ? ['alice'] : i % 4 === 2 ? ['__public__'] : []);
+    const docs = Array.from({ length: 48 }, (_, i) => ({
+      ...doc(i, [1, i / 48], `shared words row ${i}`),
+      expiresAt: i % 5 === 0 ? 1000 : null,
+      isApp: i % 3 === 0,
+      metadata: { team: i % 2 ? 'a' : 'b' },
+      principals: principals(Math.floor(i / 2)),
+    }));
+    await index.upsert('old', docs);
+    await index.close();
+    // The table as older versions of the adapter left it: no ACL column, the FTS index only.
+    const db = await connect(dir);
+    const table = await db.openTable('old');
+    for (const i of await table.listIndices()) if (i.name !== 'fts_text_idx') await table.dropIndex(i.name);
+    await table.dropColumns(['acl']);
+    expect((await table.listIndices()).map((i) => i.name)).toEqual(['fts_text_idx']);
+
+    const filter = { collections: ['c1', 'c2'], now: 2000, includeApps: false, metadata: { team: 'a' }, principalsAny: ['bob'] };
+    const expected = (all: ChunkDoc[]) =>
+      all
+        .filter((d) => ['c1', 'c2'].includes(d.collection) && d.expiresAt === null && !d.isApp && d.metadata.team === 'a')
+        .filter((d) => d.principals === null || d.principals.includes('__public__') || d.principals.includes('bob'))
+        .map((d) => d.chunkId)
+        .sort();
+    const search = async (ix: LanceDbSearchIndex) => [
+      (await ix.vectorSearch('old', [1, 0.5], { limit: 48, filter })).map((c) => c.chunkId).sort(),
+      (await ix.keywordSearch('old', 'shared', { limit: 48, filter })).map((c) => c.chunkId).sort(),
+    ];
+    expect(expected(docs).length).toBeGreaterThan(0);
+    expect(expected(docs).length).toBeLessThan(docs.length / 4);
+
+    const upgraded = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    expect(await search(upgraded)).toEqual([expected(docs), expected(docs)]); // ACL column added at open, indexes not yet
+    await upgraded.optimize('old');
+    await table.checkoutLatest();
+    expect((await table.listIndices()).map((i) => i.name).sort()).toEqual(['acl_idx', 'collection_idx', 'expires_at_idx', 'filter_kv_idx', 'fts_text_idx', 'is_app_idx']);
+    expect(await search(upgraded)).toEqual([expected(docs), expected(docs)]);
+    // Writes to the upgraded table carry the column too.
+    const added = [{ ...docs[3], chunkId: 'r_new_1', principals: ['bob'] }, { ...docs[3], chunkId: 'r_new_2', principals: ['carol'] }];
+    await upgraded.upsert('old', added);
+    expect(await search(upgraded)).toEqual([expected([...docs, ...added]), expected([...docs, ...added])]);
+    expect((await upgraded.getChunks('old', ['r_new_1', 'r_new_2'])).map((d) => d.principals)).toEqual([['bob'], ['carol']]);
+    table.close();
+    db.close();
+    await upgraded.close();
   });
 
   it('folds new rows into the full-text index in the background after writes', async () => {

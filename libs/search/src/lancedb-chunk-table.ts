@@ -27,6 +27,16 @@ import { type Candidate, type ChunkDoc, SearchIndexError, type Store } from './s
 /** Title and text in one column, so `and` and `phrase` apply to the chunk as a whole with one FTS index. */
 export const FTS_COLUMN = 'fts_text';
 
+/**
+ * The ACL as an always-present list, for one indexable filter clause: the principals, or UNRESTRICTED for a chunk
+ * without ACL (principals null). `principals IS NULL OR array_has_any(principals, ...)` cannot use an index.
+ */
+export const ACL_COLUMN = 'acl';
+/** Stands for "no ACL" in ACL_COLUMN; not a valid principal (the API rejects it), so no caller can hold it. */
+export const UNRESTRICTED = '__unrestricted__';
+/** How ACL_COLUMN is computed from `principals` (also for tables written before the column existed). */
+export const ACL_COLUMN_SQL = `coalesce(principals, make_array('${UNRESTRICTED}'))`;
+
 /** Every column but the vector and the FTS copy: what a search candidate carries. */
 export const DOC_COLUMNS = [
   'chunk_id',
@@ -68,6 +78,8 @@ export function chunkTableSchema(dimensions: number): Schema {
     new Field('updated_at', new Int64(), false),
     new Field('expires_at', new Int64(), true),
     new Field('version', new Int64(), false),
+    // Last, where adding it to an older table puts it.
+    new Field(ACL_COLUMN, new List(new Field('item', new Utf8(), true)), false),
   ]);
 }
 
@@ -112,6 +124,7 @@ export function chunksToArrow(docs: ChunkDoc[], dimensions: number): ArrowTable 
         child: makeData({ type: new Float32(), length: vectors.length, data: vectors }),
       }),
     principals: (t) => column(t, docs.map((d) => d.principals)),
+    [ACL_COLUMN]: (t) => column(t, docs.map((d) => d.principals ?? [UNRESTRICTED])),
     metadata_json: (t) => column(t, docs.map((d) => JSON.stringify(d.metadata))),
     additional_metadata_json: (t) => column(t, docs.map((d) => JSON.stringify(d.additionalMetadata))),
     filter_kv: (t) => column(t, docs.map(chunkFilterTokens)),

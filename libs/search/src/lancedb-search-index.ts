@@ -1,6 +1,8 @@
 import { connect, type Connection, Index, MatchQuery, Operator, PhraseQuery, type Table } from '@lancedb/lancedb';
 import { assertValidIndexName } from './index-name';
 import {
+  ACL_COLUMN,
+  ACL_COLUMN_SQL,
   chunksToArrow,
   chunkTableSchema,
   DOC_COLUMNS,
@@ -30,7 +32,7 @@ export interface LanceDbSearchIndexOptions {
    * ~0.5 ms per query). null: never check (only this instance's own writes are seen).
    */
   readConsistencyIntervalSeconds?: number | null;
-  /** Row count from which an IVF_FLAT (cosine) vector index is built; below it search is exact. Default 50 000. 0 disables. */
+  /** Row count from which an IVF_FLAT (cosine) vector index is built; below it search is exact. Default 10 000. 0 disables. */
   vectorIndexThreshold?: number;
   /**
    * Delay before the background optimize that folds new rows into the engine indexes after writes.
@@ -45,6 +47,18 @@ export interface LanceDbSearchIndexOptions {
 
 const FTS_INDEX = `${FTS_COLUMN}_idx`;
 const VECTOR_INDEX = 'vector_idx';
+/**
+ * Scalar indexes on the columns every query filters on, so the prefilter of a search is answered from the
+ * indexes instead of a scan of those columns over the whole table (at 50k rows the scan cost more than the search).
+ */
+const SCALAR_INDEXES: { column: string; config: () => Index }[] = [
+  { column: 'collection', config: () => Index.bitmap() },
+  { column: 'expires_at', config: () => Index.btree() },
+  { column: 'filter_kv', config: () => Index.labelList() },
+  { column: ACL_COLUMN, config: () => Index.labelList() },
+  { column: 'is_app', config: () => Index.bitmap() },
+];
+const scalarIndexName = (column: string) => `${column}_idx`;
 /** Rows per merge-insert, so one call never materialises an unbounded batch. */
 const UPSERT_SLICE = 5000;
 /** Ids per `IN (...)` list. */
@@ -61,6 +75,8 @@ interface OpenTable {
   refreshTimer?: NodeJS.Timeout;
   lastRefreshMs: number;
   hasVectorIndex: boolean;
+  /** Scalar indexes a table made before they existed still lacks (built by the next background refresh). */
+  missingScalarIndexes: string[];
 }
 
 /**
@@ -86,7 +102,7 @@ export class LanceDbSearchIndex implements SearchIndex {
 
   constructor(private readonly options: LanceDbSearchIndexOptions) {
     this.stem = options.ftsStemming ?? true;
-    this.vectorIndexThreshold = options.vectorIndexThreshold ?? 50_000;
+    this.vectorIndexThreshold = options.vectorIndexThreshold ?? 10_000;
     this.refreshDelayMs = options.indexRefreshDelayMs ?? 1000;
     this.versionRetentionMs = options.versionRetentionMs ?? 60 * 60 * 1000;
     this.onBackgroundError =
@@ -336,14 +352,20 @@ export class LanceDbSearchIndex implements SearchIndex {
       throw new SearchIndexError('index_not_found', `search index ${indexName} does not exist`);
     }
     const table = await (await this.db()).openTable(indexName);
-    return {
+    await addAclColumn(table);
+    const indexes = new Set((await table.listIndices()).map((index) => index.name));
+    const open: OpenTable = {
       name: indexName,
       table,
       dimensions: vectorDimensions(await table.schema()),
       writes: Promise.resolve(),
       lastRefreshMs: 0,
-      hasVectorIndex: await hasIndex(table, VECTOR_INDEX),
+      hasVectorIndex: indexes.has(VECTOR_INDEX),
+      missingScalarIndexes: SCALAR_INDEXES.map((s) => s.column).filter((column) => !indexes.has(scalarIndexName(column))),
     };
+    // A table created before the scalar indexes existed gets them in the background; queries stay correct meanwhile.
+    if (open.missingScalarIndexes.length) this.scheduleRefresh(open);
+    return open;
   }
 
   private async createTable(indexName: string, dimensions: number): Promise<void> {
@@ -379,6 +401,8 @@ export class LanceDbSearchIndex implements SearchIndex {
           if (!(await hasIndex(table, FTS_INDEX))) throw error; // else a concurrent creator won the race
         }
       }
+      await addAclColumn(table);
+      await createScalarIndexes(table, SCALAR_INDEXES.map((s) => s.column));
     } finally {
       table.close();
     }
@@ -410,6 +434,10 @@ export class LanceDbSearchIndex implements SearchIndex {
     return this.serialized(open, async () => {
       const started = Date.now();
       await open.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.versionRetentionMs) });
+      if (open.missingScalarIndexes.length) {
+        await createScalarIndexes(open.table, open.missingScalarIndexes);
+        open.missingScalarIndexes = [];
+      }
       await this.ensureVectorIndex(open);
       open.lastRefreshMs = Date.now() - started;
     });
@@ -447,6 +475,34 @@ export class LanceDbSearchIndex implements SearchIndex {
     // IVF_FLAT keeps exact vectors (no PQ quantisation); distances stay exact, recall depends on probes.
     await open.table.createIndex('vector', { config: Index.ivfFlat({ distanceType: 'cosine' }) });
     open.hasVectorIndex = true;
+  }
+}
+
+/**
+ * A table written before the ACL column existed gets it, computed from `principals`, before any read or write
+ * (writes carry the column; the ACL filter reads it). Idempotent; tolerates another process doing the same.
+ */
+async function addAclColumn(table: Table): Promise<void> {
+  const has = async () => (await table.schema()).fields.some((f) => f.name === ACL_COLUMN);
+  if (await has()) return;
+  try {
+    await table.addColumns([{ name: ACL_COLUMN, valueSql: ACL_COLUMN_SQL }]);
+  } catch (error) {
+    await table.checkoutLatest();
+    if (!(await has())) throw error;
+  }
+}
+
+/** Creates the missing ones among these scalar indexes (idempotent; tolerates a concurrent creator). */
+async function createScalarIndexes(table: Table, columns: string[]): Promise<void> {
+  const existing = new Set((await table.listIndices()).map((index) => index.name));
+  for (const { column, config } of SCALAR_INDEXES) {
+    if (!columns.includes(column) || existing.has(scalarIndexName(column))) continue;
+    try {
+      await table.createIndex(column, { config: config(), replace: false });
+    } catch (error) {
+      if (!(await hasIndex(table, scalarIndexName(column)))) throw error;
+    }
   }
 }
 

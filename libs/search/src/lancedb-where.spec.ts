@@ -39,7 +39,7 @@ describe('LanceDB filter SQL', () => {
         '(false)',
         '((expires_at IS NULL OR expires_at > 5))',
         '(is_app = false)',
-        "((principals IS NULL OR array_has_any(principals, ['__public__', 'alice'])))",
+        "(array_has_any(acl, ['__unrestricted__', '__public__', 'alice']))",
         `(array_has_any(filter_kv, ['m:lang="en"', 'm:lang="de"']))`,
         "(array_has_any(filter_kv, ['m:n=1']))",
         `(array_has_any(filter_kv, ['a:connector_id="gh"']))`,

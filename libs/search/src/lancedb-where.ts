@@ -1,3 +1,4 @@
+import { ACL_COLUMN, UNRESTRICTED } from './lancedb-chunk-table';
 import { filterTokenGroups } from './metadata-filter-tokens';
 import { PUBLIC_PRINCIPAL, type SearchFilter, SearchIndexError } from './search-index.port';
 
@@ -39,7 +40,8 @@ export function lanceWhere(filter: SearchFilter | undefined): string | undefined
   if (filter.now !== undefined) clauses.push(`(expires_at IS NULL OR expires_at > ${sqlInteger(filter.now, 'filter.now')})`);
   if (filter.includeApps === false) clauses.push('is_app = false');
   if (filter.principalsAny) {
-    clauses.push(`(principals IS NULL OR ${sqlArrayHasAny('principals', [PUBLIC_PRINCIPAL, ...filter.principalsAny])})`);
+    // Unrestricted chunks carry UNRESTRICTED in the ACL column: one array_has_any, answered by its label-list index.
+    clauses.push(sqlArrayHasAny(ACL_COLUMN, [UNRESTRICTED, PUBLIC_PRINCIPAL, ...filter.principalsAny]));
   }
   for (const group of [...filterTokenGroups('m', filter.metadata), ...filterTokenGroups('a', filter.additionalMetadata)]) {
     clauses.push(sqlArrayHasAny('filter_kv', group));
