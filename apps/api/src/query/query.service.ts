@@ -58,10 +58,17 @@ export class QueryService {
       recencyBias: body.recency_bias ?? 0,
     };
     const mode = body.mode ?? 'fast';
+    const wantGraph = body.graph_context !== false;
     let ranked: RankedChunk[];
-    let queryKeys: string[] | null = null;
+    let queryKeys: string[];
     if (mode === 'thinking') ({ ranked, queryKeys } = await this.thinking.retrieve(request));
-    else ranked = await this.retrieval.retrieve(request);
+    else {
+      // The query's graph entities depend on the text alone: looked up while the engine searches.
+      const entities = wantGraph ? this.graph.queryEntities(db.id, body.query) : Promise.resolve([]);
+      entities.catch(() => undefined); // awaited below; not unhandled if retrieval fails first
+      ranked = await this.retrieval.retrieve(request);
+      queryKeys = await entities;
+    }
     const chunks = ranked.map(toChunk);
     // Forceful relations: thinking mode only (query_forceful_relations defaults to true there); ignored in fast mode.
     const additional: Record<string, ReturnType<typeof toChunk>> = {};
@@ -74,10 +81,14 @@ export class QueryService {
         }
       }
     }
-    const graphContext =
-      body.graph_context === false
-        ? { query_paths: [], chunk_relations: [], chunk_id_to_group_ids: {}, synthesis_context: null }
-        : await this.graph.context(db.id, ranked, queryKeys ?? (await this.graph.queryEntities(db.id, body.query)));
+    // The QueryRecorded append and the graph context are independent: both in flight at once. latencyMs is the
+    // retrieval's (search, read-model check, ranking, forceful relations), taken before either starts.
+    const recorded = this.record(ctx, db, body, collections, type, caller, ranked, Date.now() - started);
+    recorded.catch(() => undefined); // awaited below
+    const graphContext = wantGraph
+      ? await this.graph.context(db.id, ranked, queryKeys)
+      : { query_paths: [], chunk_relations: [], chunk_id_to_group_ids: {}, synthesis_context: null };
+    await recorded;
     const data = {
       chunks,
       sources: sourcesOf(ranked),
@@ -85,7 +96,6 @@ export class QueryService {
       additional_context: additional,
       vectorstore_status: { knowledge: stores.includes('knowledge'), memories: stores.includes('memory') },
     };
-    await this.record(ctx, db, body, collections, type, caller, ranked, Date.now() - started);
     return data;
   }
 

@@ -61,6 +61,8 @@ export interface RankedChunk {
 
 /** Candidates per engine call: enough for fusion to matter, bounded for latency. */
 const POOL_MIN = 50;
+/** Query vectors kept in process (by text), so thinking mode and repeated queries do not embed again. */
+const QUERY_VECTORS = 512;
 
 /**
  * Hybrid retrieval: keyword and vector candidates from the search index (filters pushed down, ACL included),
@@ -70,7 +72,24 @@ const POOL_MIN = 50;
  */
 @Injectable()
 export class RetrievalService {
+  private readonly queryVectors = new Map<string, Promise<Float32Array>>();
+
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  /** The query's vector, from a small in-process LRU in front of the embedder (and its Postgres cache). */
+  embedQuery(text: string): Promise<Float32Array> {
+    const hit = this.queryVectors.get(text);
+    if (hit) {
+      this.queryVectors.delete(text); // most recently used last
+      this.queryVectors.set(text, hit);
+      return hit;
+    }
+    const pending = this.infra.embedder.embed([text]).then((v) => v[0]);
+    this.queryVectors.set(text, pending);
+    pending.catch(() => this.queryVectors.get(text) === pending && this.queryVectors.delete(text));
+    if (this.queryVectors.size > QUERY_VECTORS) this.queryVectors.delete(this.queryVectors.keys().next().value!);
+    return pending;
+  }
 
   async retrieve(req: RetrievalRequest): Promise<RankedChunk[]> {
     const now = Date.now();
@@ -84,7 +103,9 @@ export class RetrievalService {
       additionalMetadata: req.additionalMetadata,
       itemIds: req.itemKeys,
     };
-    const vectorPromise = req.alpha > 0 ? this.infra.embedder.embed([req.vectorText]).then((v) => v[0]) : Promise.resolve(null);
+    const vectorPromise: Promise<Float32Array | null> = req.alpha > 0 ? this.embedQuery(req.vectorText) : Promise.resolve(null);
+    // Unhandled until awaited below: a failed embedding must not become an unhandled rejection meanwhile.
+    vectorPromise.catch(() => undefined);
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
         const index = await this.infra.search.indexName(req.databaseId, store);

@@ -27,11 +27,15 @@ export class ThinkingService {
   ) {}
 
   async retrieve(req: RetrievalRequest): Promise<{ ranked: RankedChunk[]; queryKeys: string[] }> {
+    // Independent steps run together: the query's entities and their neighbours while the base retrieval runs,
+    // then the top hits' entities.
+    const queryKeysP = this.graph.queryEntities(req.databaseId, req.query);
+    const neighboursP = queryKeysP.then((keys) => this.graph.neighbours(req.databaseId, keys, THINKING.neighbours));
+    neighboursP.catch(() => undefined); // awaited below
     const base = await this.retrieval.retrieve({ ...req, limit: Math.max(req.limit * 3, 30) });
-    const queryKeys = await this.graph.queryEntities(req.databaseId, req.query);
     const top = base.slice(0, THINKING.topHits).map((r) => ({ itemKey: r.item.item_key, chunkIndex: chunkIndexOf(r.candidate.chunkId) }));
-    const hitEntities = [...new Set([...(await this.graph.chunkEntities(req.databaseId, top)).values()].flat())];
-    const neighbours = await this.graph.neighbours(req.databaseId, queryKeys, THINKING.neighbours);
+    const [queryKeys, neighbours, hitEntityMap] = await Promise.all([queryKeysP, neighboursP, this.graph.chunkEntities(req.databaseId, top)]);
+    const hitEntities = [...new Set([...hitEntityMap.values()].flat())];
     const weights = new Map<string, number>();
     for (const k of hitEntities) weights.set(k, THINKING.hitEntity);
     for (const k of neighbours) weights.set(k, Math.max(weights.get(k) ?? 0, THINKING.neighbour));
@@ -44,18 +48,23 @@ export class ThinkingService {
     const candidates = new Map<string, { candidate: Candidate; item: RankedChunk['item']; keyword: number }>();
     for (const r of base) candidates.set(r.candidate.chunkId, { candidate: r.candidate, item: r.item, keyword: r.keyword });
     const newKeys = [...new Set(expansion.filter((e) => !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => e.itemKey))];
-    const newItems = await this.retrieval.items(req.databaseId, newKeys);
-    const [queryVector] = await this.infra.embedder.embed([req.vectorText]);
+    // The query vector comes from the retrieval's in-process cache (the base retrieval embedded the same text).
+    const [newItems, queryVector] = await Promise.all([this.retrieval.items(req.databaseId, newKeys), this.retrieval.embedQuery(req.vectorText)]);
     const vectors = new Map<string, Float32Array>();
     const now = Date.now();
-    for (const store of req.stores) {
-      const index = await this.infra.search.indexName(req.databaseId, store as Store);
-      if (!index) continue;
-      const wanted = [
-        ...base.filter((r) => r.item.store === store).map((r) => r.candidate.chunkId),
-        ...expansion.filter((e) => newItems.get(e.itemKey)?.store === store && !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => `${e.itemKey}:${e.chunkIndex}`),
-      ];
-      for (const doc of await this.infra.search.index.getChunks(index, wanted)) {
+    const perStore = await Promise.all(
+      req.stores.map(async (store) => {
+        const index = await this.infra.search.indexName(req.databaseId, store as Store);
+        if (!index) return [];
+        const wanted = [
+          ...base.filter((r) => r.item.store === store).map((r) => r.candidate.chunkId),
+          ...expansion.filter((e) => newItems.get(e.itemKey)?.store === store && !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => `${e.itemKey}:${e.chunkIndex}`),
+        ];
+        return this.infra.search.index.getChunks(index, wanted);
+      }),
+    );
+    for (const docs of perStore) {
+      for (const doc of docs) {
         vectors.set(doc.chunkId, doc.vector as Float32Array);
         if (!candidates.has(doc.chunkId)) {
           const item = newItems.get(doc.itemId);
