@@ -9,6 +9,7 @@ import { expectBatchEquivalent } from '../test/support/projection-spec';
 import { itemsProjection } from './items/items.projection';
 import { graphProjection } from './graph/graph.projection';
 import { queriesProjection } from './queries/queries.projection';
+import { webhookOutboxProjection } from './webhook-outbox/webhook-outbox.projection';
 
 /** mulberry32: seeded, so a failing sequence is reproducible from its seed. */
 function seeded(seed: number): () => number {
@@ -165,6 +166,64 @@ function randomGraph(random: () => number): ExtractedGraph {
   return { entities, mentions, relations };
 }
 
+/**
+ * A random log for the webhook outbox: organizations registering, changing and deleting their webhook (and its
+ * secret) between terminal and other statuses of their items, deliveries attempted and retried, databases created
+ * and deleted, collections deleted, and redelivered events.
+ */
+function randomWebhookLog(random: () => number, n: number): RecordedEvent[] {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)];
+  const events: RecordedEvent[] = [];
+  const deliveries: string[] = [];
+  let position = 0;
+  const emit = (type: string, data: any, orgId: string) => {
+    position += 1;
+    const e: RecordedEvent = {
+      type,
+      data,
+      stream: 'x',
+      revision: 0,
+      position,
+      metadata: { eventId: `00000000-0000-4000-8000-${String(position).padStart(12, '0')}`, occurredAt: new Date(Date.UTC(2026, 0, 1) + position * 1000).toISOString(), orgId, actor: 'test' },
+    };
+    events.push(e);
+    return e;
+  };
+  const orgOf = (db: string) => (db === DBS[0] ? 'org1' : 'org2');
+  for (const db of DBS) emit('DatabaseCreated', { databaseId: db, name: `db-${db[0]}`, metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, orgOf(db));
+  while (events.length < n) {
+    const r = random();
+    const org = pick(['org1', 'org2']);
+    if (r < 0.5) {
+      const db = pick(DBS);
+      const status = pick([...STATUSES, 'success']);
+      const e = emit('StatusAdvanced', { databaseId: db, itemKey: `k${Math.floor(random() * 20)}`, itemId: `doc-${Math.floor(random() * 20)}`, collection: pick(COLLECTIONS), store: 'memory', contentVersion: 0, status, ...(status === 'errored' ? { errorCode: 'PARSE_FAILED', message: 'bad "pdf"' } : {}) }, orgOf(db));
+      deliveries.push(`dlv_${e.metadata.eventId}`);
+    } else if (r < 0.58) {
+      emit('WebhookRegistered', { url: `https://hooks.example/${Math.floor(random() * 3)}`, eventTypes: random() < 0.75 ? [INDEXING] : [], replaced: true }, org);
+    } else if (r < 0.61) {
+      emit('WebhookDeleted', {}, org);
+    } else if (r < 0.65) {
+      emit(random() < 0.7 ? 'SigningSecretSet' : 'SigningSecretRemoved', { secretId: '44444444-4444-4444-8444-444444444444', generated: random() < 0.5 }, org);
+    } else if (r < 0.8 && deliveries.length) {
+      const status = pick(['succeeded', 'failed', 'permanently_failed']);
+      emit('DeliveryAttempted', { deliveryId: pick(deliveries), attempt: 1 + Math.floor(random() * 5), roundAttempt: 1, ok: status === 'succeeded', statusCode: status === 'succeeded' ? 200 : 500, errorCode: status === 'succeeded' ? null : 'http_500', errorMessage: null, durationMs: 5, status, nextAttemptAt: status === 'failed' ? '2026-02-01T00:00:00.000Z' : null }, org);
+    } else if (r < 0.85 && deliveries.length) {
+      emit('DeliveryRetryRequested', { deliveryId: pick(deliveries) }, org);
+    } else if (r < 0.88) {
+      emit('CollectionDeleted', { databaseId: pick(DBS), collection: 'temp' }, org);
+    } else if (r < 0.89) {
+      emit('DatabaseDeleted', { databaseId: DBS[1], name: 'beta' }, 'org2');
+    } else if (r < 0.9) {
+      emit('DatabaseCreated', { databaseId: DBS[1], name: 'beta-again', metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, 'org2');
+    } else {
+      events.push(events[Math.max(0, events.length - 1 - Math.floor(random() * 30))]);
+    }
+  }
+  return events;
+}
+const INDEXING = 'indexing.status_changed';
+
 describe('applyBatch gives the same read model as apply one event at a time', () => {
   let url: string;
   let dir: string;
@@ -200,6 +259,14 @@ describe('applyBatch gives the same read model as apply one event at a time', ()
     const events = await randomLog(random, blobs, 400);
     const rows = await expectBatchEquivalent(url, queriesProjection, events.filter((e) => queriesProjection.handles.includes(e.type)), random);
     expect(rows.rm_queries.length).toBeGreaterThan(3);
+  });
+
+  it.each(SEEDS)('webhook outbox, seed %i', async (seed) => {
+    const random = seeded(seed);
+    const events = randomWebhookLog(random, 400);
+    const rows = await expectBatchEquivalent(url, webhookOutboxProjection, events.filter((e) => webhookOutboxProjection.handles.includes(e.type)), random);
+    expect(rows.rm_webhook_deliveries.length).toBeGreaterThan(3);
+    expect(rows.rm_webhook_deliveries.some((r) => !r.includes(',pending,'))).toBe(true); // attempts were applied too
   });
 
   it('the generated logs exercise every rule: stale versions, deletions, re-ingests, duplicates, missing blobs', async () => {

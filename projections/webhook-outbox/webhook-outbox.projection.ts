@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
 import type { Sql } from '../../libs/persistence/src/data-source';
-import type { ReadModelProjection } from '../../libs/persistence/src/projection';
+import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
 import type { StatusAdvanced } from '../../libs/domain/src/items/item.events';
 import type { DeliveryAttempted, DeliveryRetryRequested, WebhookEvent } from '../../libs/domain/src/webhooks/webhook.events';
 import { INDEXING_STATUS_CHANGED, TERMINAL_INDEXING_STATUSES } from '../../libs/domain/src/webhooks/webhook.events';
@@ -137,4 +137,56 @@ export const webhookOutboxProjection: ReadModelProjection = {
         return;
     }
   },
+  /**
+   * A page at once: a run of StatusAdvanced (nearly all of the log this projection sees) reads the registrations and
+   * database names it needs once, which no event of the run can change, and inserts its deliveries in one statement
+   * (the first of a delivery id wins, as in apply). Every other event runs on its own, in order.
+   */
+  async applyBatch(events: RecordedEvent[], sql: Sql): Promise<void> {
+    await inSegments(
+      events,
+      (e) => e.type !== 'StatusAdvanced',
+      (run) => insertDeliveries(run, sql),
+      (e) => webhookOutboxProjection.apply(e, sql),
+    );
+  },
 };
+
+async function insertDeliveries(run: RecordedEvent[], sql: Sql): Promise<void> {
+  const terminal = run.filter((e) => (TERMINAL_INDEXING_STATUSES as readonly string[]).includes((e as unknown as StatusAdvanced).data.status));
+  if (!terminal.length) return;
+  const orgs = [...new Set(terminal.map((e) => e.metadata.orgId))];
+  const hooked = new Set(
+    (await sql.query<{ org_id: string }[]>(`SELECT org_id FROM rm_webhooks WHERE org_id = ANY($1) AND event_types @> $2::jsonb`, [orgs, JSON.stringify([INDEXING_STATUS_CHANGED])])).map((r) => r.org_id),
+  );
+  const due = terminal.filter((e) => hooked.has(e.metadata.orgId));
+  if (!due.length) return; // no registration for these events at this point of the log: nothing to deliver, ever
+  const dbIds = [...new Set(due.map((e) => (e as unknown as StatusAdvanced).data.databaseId))];
+  const names = new Map(
+    (await sql.query<{ id: string; name: string }[]>('SELECT database_id::text AS id, name FROM rm_webhook_databases WHERE database_id = ANY($1::uuid[])', [dbIds])).map((r) => [r.id, r.name]),
+  );
+  const rows: unknown[][] = [];
+  const seen = new Set<string>();
+  for (const event of due) {
+    const d = (event as unknown as StatusAdvanced).data;
+    const at = event.metadata.occurredAt;
+    const deliveryId = deliveryIdFor(event.metadata.eventId);
+    if (seen.has(deliveryId)) continue;
+    seen.add(deliveryId);
+    const payload = statusChangedPayload({
+      deliveryId, itemId: d.itemId, databaseName: names.get(String(d.databaseId).toLowerCase()) ?? '', databaseId: d.databaseId, collection: d.collection,
+      status: d.status, timestamp: at, errorCode: d.errorCode, errorMessage: d.message,
+    });
+    rows.push([deliveryId, event.metadata.orgId, d.databaseId, d.collection, d.itemId, INDEXING_STATUS_CHANGED, d.status, JSON.stringify(payload), at, event.position]);
+  }
+  const col = (i: number) => rows.map((r) => r[i] ?? null);
+  await sql.query(
+    `INSERT INTO rm_webhook_deliveries (delivery_id, org_id, database_id, collection, doc_id, event_type, indexing_status, payload, status,
+       next_attempt_at, position, created_at, updated_at)
+     SELECT id, org, db, coll, doc, et, st, pl, 'pending', at, pos, at, at
+     FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::bigint[])
+       AS u(id, org, db, coll, doc, et, st, pl, at, pos)
+     ON CONFLICT (delivery_id) DO NOTHING`,
+    Array.from({ length: 10 }, (_, i) => col(i)),
+  );
+}
