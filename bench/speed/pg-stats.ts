@@ -53,7 +53,7 @@ export function lanceCommits(lanceDir: string): Record<string, number> {
   return out;
 }
 
-/** The `latencyMs` the service recorded (QueryService: from the start of the query to just before the QueryRecorded append). */
+/** The `latencyMs` the service recorded (QueryService: from the start of the query to the ranked results, before the QueryRecorded append and the graph context, which run together). */
 export async function recordedQueryLatencies(databaseUrl: string, requestIds: string[]): Promise<Map<string, number>> {
   const c = new Client({ connectionString: databaseUrl, application_name: 'crs-bench-stats' });
   await c.connect();

@@ -148,7 +148,7 @@ export function speedMarkdown(report: SpeedReport): string {
       out.push('Where one query\'s time goes (medians of 20 sequential queries, 1 client; server = `meta.latency_ms`, retrieval = the `latencyMs` the service records in QueryRecorded, engine = the same query on the in-process engine floor):', '');
       out.push(
         table(
-          ['scenario', 'graph_context', 'client', 'server', 'retrieval', 'engine floor', 'HTTP + serialisation (client − server)', 'auth, validation, QueryRecorded append (server − retrieval)', 'retrieval beyond the engine (embed cache, read-model check, fusion, graph)'],
+          ['scenario', 'graph_context', 'client', 'server', 'retrieval', 'engine floor', 'HTTP + serialisation (client − server)', 'auth, validation, QueryRecorded append ‖ graph context (server − retrieval)', 'retrieval beyond the engine (embedding, read-model check, fusion; thinking: graph expansion)'],
           bd.map(({ name, b }) => [name, String(b.graphContext), n1(b.clientMs), n1(b.serverMs), n1(b.retrievalMs), n1(b.engineMs), n1(b.split.httpMs), n1(b.split.authValidationRecordMs), n1(b.split.retrievalBeyondEngineMs)]),
         ),
         '',

@@ -68,7 +68,7 @@ export interface QueryBreakdown {
   clientMs: number;
   /** meta.latency_ms: from the service's request start to the envelope (auth, validation, query, record) */
   serverMs: number;
-  /** QueryRecorded.latencyMs: QueryService.run up to the QueryRecorded append (retrieval, read-model check, graph context) */
+  /** QueryRecorded.latencyMs: QueryService.run up to the ranked results (retrieval, read-model check; the graph context runs alongside the append, after it) */
   retrievalMs: number;
   /** the same query on the engine floor in-process (embed + LanceDB full-text and vector searches) */
   engineMs: number;
