@@ -30,6 +30,13 @@ export function decideOnItems(store: EventStore, decisions: ItemDecision[]): Pro
   );
 }
 
+/** Current state of many items, folded from their streams (the truth, where a read model may lag). */
+export async function loadItemStates(store: EventStore, items: { databaseId: string; itemKey: string }[]): Promise<Map<string, ItemState>> {
+  const names = items.map((i) => streams.item(i.databaseId, i.itemKey));
+  const histories = await store.readStreams(names);
+  return new Map(names.map((n) => [n, (histories.get(n) ?? []).reduce((s, e) => evolveItem(s, e as unknown as RevisedItemEvent), initialItem())]));
+}
+
 /** The highest appended position among outcomes (null when none appended). */
 export function lastPosition(outcomes: BatchOutcome<unknown>[]): number | null {
   let last: number | null = null;

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
 import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { decideOnItem, decideOnItems, lastPosition, type ItemDecision } from '../item-stream';
+import { decideOnItem, decideOnItems, lastPosition, loadItemStates, type ItemDecision } from '../item-stream';
+import { streams } from '../../../../libs/domain/src/streams';
 import type { BatchOutcome } from '../../../../libs/eventstore/src/command-handling';
 import { decideItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
 import type { IndexingStatus, ItemEvent } from '../../../../libs/domain/src/items/item.events';
@@ -229,16 +230,20 @@ export class IndexingPipeline {
       [jobs.map((j) => j.database_id), jobs.map((j) => j.item_key)],
     ));
     const byKey = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
+    // The stage comes from the item's stream, not the read model: a claim made while the read model lagged
+    // behind a status move must neither redo the step nor skip the next.
+    const states = await loadItemStates(this.store, jobs.map((j) => ({ databaseId: j.database_id, itemKey: j.item_key })));
     const indexing: Work[] = [];
     const graphing: Work[] = [];
     const gone: ClaimedJob[] = [];
     for (const job of jobs) {
       const item = byKey.get(`${job.database_id}/${job.item_key}`);
+      const state = states.get(streams.item(job.database_id, job.item_key));
       const w: Work | undefined = item && { job, item, ctx: { orgId: item.org_id, actor: 'system:pipeline', databaseId: item.database_id } };
       // Deleted, superseded by a newer version, or already finished: nothing to do.
-      if (!w || item!.content_version !== job.content_version) gone.push(job);
-      else if (item!.status === 'queued' || item!.status === 'processing') indexing.push(w);
-      else if (item!.status === 'graph_creation') graphing.push(w);
+      if (!w || !state?.live || item!.content_version !== job.content_version || state.contentVersion !== job.content_version) gone.push(job);
+      else if (state.status === 'queued' || state.status === 'processing') indexing.push(w);
+      else if (state.status === 'graph_creation') graphing.push(w);
       else gone.push(job);
     }
     await this.release(gone);
@@ -282,8 +287,8 @@ export class IndexingPipeline {
     const indexedAt = chunkedAt !== null && chunked.every((o) => o.events?.length) ? chunkedAt : await this.store.headPosition();
     const indexed = await this.timed('index.wait_index', work.length, () => this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000));
     if (!indexed) throw new Error('the search index did not catch up in time');
-    const searchable = await this.timed('index.record_searchable', work.length, () => this.record(active(work).map((w) => this.advance(w, 'graph_creation'))));
-    await this.timed('index.settle', work.length, () => this.settle(active(work), searchable));
+    await this.timed('index.record_searchable', work.length, () => this.record(active(work).map((w) => this.advance(w, 'graph_creation'))));
+    await this.release(active(work).map((w) => w.job));
     this.wake();
   }
 
@@ -307,8 +312,8 @@ export class IndexingPipeline {
         this.unexpected(w, err);
       }
     }
-    const completed = await this.timed('graph.record_completed', work.length, () => this.record(active(work).map((w) => this.advance(w, 'completed'))));
-    await this.timed('graph.settle', work.length, () => this.settle(active(work), completed));
+    await this.timed('graph.record_completed', work.length, () => this.record(active(work).map((w) => this.advance(w, 'completed'))));
+    await this.release(active(work).map((w) => w.job));
   }
 
   /** Parse and chunk every item, embed all chunks in one call (filling the cache the index reads), store the chunk lists. */
@@ -449,19 +454,9 @@ export class IndexingPipeline {
   private async finishFailed(work: Work[]): Promise<void> {
     const failed = work.filter((w) => w.failure && !w.done);
     if (!failed.length) return;
-    const recorded = await this.record(failed.map((w) => this.advance(w, 'errored', w.failure!.code, w.failure!.message)));
+    await this.record(failed.map((w) => this.advance(w, 'errored', w.failure!.code, w.failure!.message)));
     for (const w of failed) w.done = true;
-    await this.settle(failed, recorded);
-  }
-
-  /**
-   * Releases the items once the items read model shows what was just recorded: the claim query reads statuses
-   * there, so an earlier release could hand the item out again for a step it has already done.
-   */
-  private async settle(work: Work[], recorded: BatchOutcome<unknown>[]): Promise<void> {
-    const at = lastPosition(recorded);
-    if (at !== null && !(await this.runner.waitFor(at, ['items'], 60_000))) throw new Error('the items read model did not catch up in time');
-    await this.release(work.map((w) => w.job));
+    await this.release(failed.map((w) => w.job));
   }
 
   private unexpected(w: Work, err: unknown): void {
@@ -469,6 +464,10 @@ export class IndexingPipeline {
     this.log.error({ item: w.item.item_id, err: (err as Error).message, attempt: w.job.attempts }, 'pipeline step failed; will retry');
   }
 
+  /**
+   * The claim query reads statuses from the read model, which may still show the old one right after a release:
+   * such a claim is sorted out by processBatch, which takes the stage from the item's stream.
+   */
   private async release(jobs: ClaimedJob[]): Promise<void> {
     if (!jobs.length) return;
     await this.ds.query(
