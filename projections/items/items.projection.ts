@@ -250,6 +250,7 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
 
   const gone = [...dirty].filter((k) => existed.has(k) && !rows.has(k)).map((k) => keys.get(k)!);
   if (gone.length) await sql.query(DELETE, [gone.map((k) => k[0]), gone.map((k) => k[1])]);
-  const write = [...dirty].filter((k) => rows.has(k)).map((k) => rows.get(k)!);
+  // In key order (neighbouring index pages; keys are distinct, so the order changes nothing else).
+  const write = [...dirty].filter((k) => rows.has(k)).sort().map((k) => rows.get(k)!);
   if (write.length) await sql.query(UPSERT, COLUMNS.map(([c]) => write.map((r) => r[c] ?? null)));
 }
