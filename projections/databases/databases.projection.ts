@@ -47,6 +47,7 @@ export const databasesProjection: ReadModelProjection = {
   handles: [
     'DatabaseCreated',
     'DatabaseComponentProvisioned',
+    'DatabaseEmbedderChanged',
     'DatabaseDeletionRequested',
     'DatabaseDeleted',
     'CollectionCreated',
@@ -76,6 +77,9 @@ export const databasesProjection: ReadModelProjection = {
         );
         return;
       }
+      case 'DatabaseEmbedderChanged':
+        await sql.query(`UPDATE rm_databases SET embedder = $2, updated_at = $3 WHERE id = $1`, [e.data.databaseId, JSON.stringify(e.data.embedder), at]);
+        return;
       case 'DatabaseDeletionRequested':
         await sql.query(`UPDATE rm_databases SET status = 'deleting', updated_at = $2 WHERE id = $1`, [e.data.databaseId, at]);
         await sql.query(`UPDATE rm_collections SET status = 'deleting', updated_at = $2 WHERE database_id = $1`, [e.data.databaseId, at]);

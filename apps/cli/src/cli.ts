@@ -6,6 +6,7 @@ import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-po
 import { verifyProjection } from '../../../libs/persistence/src/projection-verifier';
 import { rebuildSearchIndex, verifySearchIndex } from '../../worker/src/search/search-index-rebuild';
 import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
+import { reembedDatabase } from '../../worker/src/search/reembed';
 import { aclHistory, visibleAt } from './audit';
 import { FeedbackRepository } from '../../api/src/feedback/feedback.repository';
 
@@ -167,6 +168,34 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       if (Number.isNaN(at.getTime())) throw new Error(`--at ${o.at} is not a time`);
       const v = await visibleAt(i.store, databaseId, o.collection, itemId, o.principal, at);
       io.out(JSON.stringify({ item: itemId, principal: o.principal, at: at.toISOString(), ...v }));
+    });
+
+  program
+    .command('databases')
+    .description('database operations')
+    .command('reembed <database>')
+    .description("move a database to this process's embedder (EMBEDDINGS_PROVIDER...): rebuild its indexes with it, requeue items that errored with EMBEDDER_MISMATCH")
+    .option('--org <org>', 'organization (to resolve the database by name)', 'default')
+    .action(async (database: string, o: { org: string }) => {
+      const { i, databaseId } = await resolveDb({ database, org: o.org });
+      const [row] = await i.ds.query('SELECT org_id FROM rm_databases WHERE id = $1', [databaseId]);
+      if (!row) throw new Error(`database ${database} not found`);
+      // The read models must follow the change while this runs (a running service does it too; runs are safe side by side).
+      i.runner.start((s) => s.kind === 'read-model');
+      const bar = io.progress ? new SingleBar({ format: `reembed [{bar}] {value}/{total} positions`, hideCursor: true }, Presets.shades_classic) : undefined;
+      bar?.start(Math.max(1, await i.store.headPosition()), 0);
+      const r = await reembedDatabase(
+        { ds: i.ds, store: i.store, runner: i.runner, catalog: i.search, subscriber: new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.embedder), embedder: i.embedder },
+        { id: databaseId, orgId: row.org_id },
+        { orgId: row.org_id, actor: 'cli' },
+        (p, head) => {
+          bar?.setTotal(Math.max(1, head));
+          bar?.update(p);
+        },
+      );
+      bar?.stop();
+      if (!r.changed) io.out(`${database}: already embeds with ${r.embedder.modelId} (${r.embedder.dimensions} dimensions); nothing to do`);
+      else io.out(`${database}: ${r.previous.modelId} (${r.previous.dimensions}) -> ${r.embedder.modelId} (${r.embedder.dimensions}); rebuilt ${r.indexes} index(es) from ${r.events} events, requeued ${r.requeued} item(s), ${r.ms} ms`);
     });
 
   program

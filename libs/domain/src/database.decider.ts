@@ -61,6 +61,8 @@ export interface DatabaseState {
   provisioned: Set<DatabaseComponent>;
   /** collection name -> deleting? */
   collections: Map<string, boolean>;
+  /** set by a re-embed; until then the embedder the database was created with (on the registry stream) */
+  embedder?: EmbedderSpec;
 }
 export const initialDatabase = (): DatabaseState => ({ provisioned: new Set(), collections: new Map() });
 
@@ -70,6 +72,8 @@ export function evolveDatabase(state: DatabaseState, event: DatabaseEvent): Data
       return { ...state, provisioned: new Set([...state.provisioned, event.data.component]) };
     case 'CollectionCreated':
       return { ...state, collections: new Map([...state.collections, [event.data.collection, false]]) };
+    case 'DatabaseEmbedderChanged':
+      return { ...state, embedder: event.data.embedder };
     case 'CollectionDeletionRequested':
       return { ...state, collections: new Map([...state.collections, [event.data.collection, true]]) };
     case 'CollectionDeleted': {
@@ -85,7 +89,9 @@ export function evolveDatabase(state: DatabaseState, event: DatabaseEvent): Data
 export type DatabaseCommand =
   | { type: 'MarkProvisioned'; databaseId: string; component: DatabaseComponent; detail?: Record<string, unknown> }
   | { type: 'EnsureCollection'; databaseId: string; collection: string }
-  | { type: 'RequestCollectionDeletion'; databaseId: string; collection: string };
+  | { type: 'RequestCollectionDeletion'; databaseId: string; collection: string }
+  /** `createdWith`: the embedder recorded at creation, the current one when no re-embed happened yet */
+  | { type: 'ChangeEmbedder'; databaseId: string; embedder: EmbedderSpec; createdWith: EmbedderSpec };
 
 export function decideDatabase(command: DatabaseCommand, state: DatabaseState): DatabaseEvent[] {
   switch (command.type) {
@@ -103,6 +109,11 @@ export function decideDatabase(command: DatabaseCommand, state: DatabaseState): 
       if (deleting === undefined) throw notFound('COLLECTION_NOT_FOUND', `collection '${command.collection}' was not found`);
       if (deleting) return [];
       return [{ type: 'CollectionDeletionRequested', data: { databaseId: command.databaseId, collection: command.collection } }];
+    }
+    case 'ChangeEmbedder': {
+      const current = state.embedder ?? command.createdWith;
+      if (current.modelId === command.embedder.modelId && current.dimensions === command.embedder.dimensions) return [];
+      return [{ type: 'DatabaseEmbedderChanged', data: { databaseId: command.databaseId, embedder: command.embedder, previous: current } }];
     }
     default: {
       const never: never = command;

@@ -6,7 +6,8 @@ import type { MetadataField } from './metadata-schema';
  *
  * Streams (see streams.ts):
  *   databases-<orgId>   DatabaseCreated, DatabaseDeletionRequested, DatabaseDeleted (the audit record that survives deletion)
- *   database-<dbId>     DatabaseComponentProvisioned, CollectionCreated, CollectionDeletionRequested, CollectionDeleted
+ *   database-<dbId>     DatabaseComponentProvisioned, CollectionCreated, CollectionDeletionRequested, CollectionDeleted,
+ *                       DatabaseEmbedderChanged (a re-embed: `crs databases reembed`)
  */
 export type VectorStore = 'knowledge' | 'memories';
 export type DatabaseComponent = 'scheduler' | 'graph' | 'vectorstore.knowledge' | 'vectorstore.memories';
@@ -37,8 +38,12 @@ export type CollectionDeleted = {
   data: { databaseId: string; collection: string; requestedBy: string; requestedAt: string; itemsDeleted: number };
 };
 
+/** The database's vectors now come from another embedder (its indexes were rebuilt with it). */
+export type DatabaseEmbedderChanged = { type: 'DatabaseEmbedderChanged'; data: { databaseId: string; embedder: EmbedderSpec; previous: EmbedderSpec } };
+
 export type DatabaseEvent =
   | DatabaseCreated
+  | DatabaseEmbedderChanged
   | DatabaseComponentProvisioned
   | DatabaseDeletionRequested
   | DatabaseDeleted

@@ -18,6 +18,9 @@ export const SEARCH_CATALOG_DDL = `CREATE TABLE IF NOT EXISTS search_indexes (
 
 export const indexNameFor = (databaseId: string, store: Store, generation: number) => `${store === 'memory' ? 'm' : 'k'}_${databaseId.replace(/-/g, '')}_g${generation}`;
 
+/** How long a process trusts its cached index pointer. */
+export const CATALOG_CACHE_MS = 1000;
+
 export class SearchCatalog implements ResourceContributor {
   private readonly cache = new Map<string, { name: string; at: number }>();
 
@@ -31,7 +34,7 @@ export class SearchCatalog implements ResourceContributor {
   async indexName(databaseId: string, store: Store): Promise<string | null> {
     const key = `${databaseId}/${store}`;
     const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < 1000) return hit.name;
+    if (hit && Date.now() - hit.at < CATALOG_CACHE_MS) return hit.name;
     const [row] = await this.ds.query('SELECT index_name FROM search_indexes WHERE database_id = $1 AND store = $2', [databaseId, store]);
     if (!row) {
       this.cache.delete(key);

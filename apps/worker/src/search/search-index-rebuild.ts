@@ -1,7 +1,7 @@
 import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
 import type { ChunkDoc, Store } from '../../../../libs/search/src/search-index.port';
 import type { SearchCatalog } from './search-catalog';
-import { indexNameFor } from './search-catalog';
+import { CATALOG_CACHE_MS, indexNameFor } from './search-catalog';
 import type { SearchIndexSubscriber } from './search-index.subscriber';
 
 type IndexTarget = (databaseId: string, store: Store) => Promise<string | null>;
@@ -65,10 +65,19 @@ async function replayLog(
  * model), then swaps the catalog pointers and drops the old indexes. Events appended while it ran are replayed
  * into the new generation after the swap (writes are idempotent by version).
  */
-export async function rebuildSearchIndex(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber, onProgress?: (position: number, head: number) => void) {
+export async function rebuildSearchIndex(
+  store: EventStore,
+  catalog: SearchCatalog,
+  subscriber: SearchIndexSubscriber,
+  onProgress?: (position: number, head: number) => void,
+  /** only this database's indexes (a re-embed), with these dimensions */
+  only?: { databaseId: string; dimensions: number },
+) {
   const started = Date.now();
-  const live = await catalog.all();
-  const next = new Map(live.map((e) => [`${e.databaseId}/${e.store}`, { ...e, indexName: indexNameFor(e.databaseId, e.store, e.generation + 1), generation: e.generation + 1 }]));
+  const live = (await catalog.all()).filter((e) => !only || e.databaseId === only.databaseId);
+  const next = new Map(
+    live.map((e) => [`${e.databaseId}/${e.store}`, { ...e, indexName: indexNameFor(e.databaseId, e.store, e.generation + 1), generation: e.generation + 1, dimensions: only?.dimensions ?? e.dimensions }]),
+  );
   for (const e of next.values()) {
     await catalog.index.dropIndex(e.indexName);
     await catalog.index.createIndex(e.indexName, { dimensions: e.dimensions });
@@ -77,12 +86,18 @@ export async function rebuildSearchIndex(store: EventStore, catalog: SearchCatal
   const head = await store.headPosition();
   const first = await replayLog(store, subscriber, target, 0, Infinity, (pos) => onProgress?.(pos, Math.max(head, pos)));
   const reached = first.position;
+  const olds: string[] = [];
   for (const e of next.values()) {
     const old = await catalog.swap(e.databaseId, e.store, e.indexName, e.generation, e.dimensions);
-    if (old) await catalog.index.dropIndex(old);
+    if (old) olds.push(old);
   }
+  const swappedAt = Date.now();
   // Appended while the first pass ran: replayed into the new generation (now live; writes are idempotent by version).
   const rest = await replayLog(store, subscriber, target, reached, Infinity);
+  // A running service caches the catalog for up to CATALOG_CACHE_MS: its queries may still go to the old
+  // generation that long, so the old indexes are dropped only after that.
+  await new Promise((r) => setTimeout(r, Math.max(0, swappedAt + CATALOG_CACHE_MS + 250 - Date.now())));
+  for (const old of olds) await catalog.index.dropIndex(old);
   const events = first.events + rest.events;
   return { events, position: reached, ms: Date.now() - started, indexes: next.size };
 }

@@ -1,0 +1,82 @@
+import type { DataSource } from 'typeorm';
+import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
+import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import { handleCommand } from '../../../../libs/eventstore/src/command-handling';
+import { decideDatabase, evolveDatabase, initialDatabase, type DatabaseCommand } from '../../../../libs/domain/src/database.decider';
+import type { DatabaseEvent, EmbedderSpec } from '../../../../libs/domain/src/events';
+import type { ItemIngested } from '../../../../libs/domain/src/items/item.events';
+import { decideItem } from '../../../../libs/domain/src/items/item.decider';
+import { streams } from '../../../../libs/domain/src/streams';
+import type { Embedder } from '../../../../libs/embeddings/src';
+import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
+import { decideOnItems, lastPosition } from '../item-stream';
+import type { SearchCatalog } from './search-catalog';
+import { rebuildSearchIndex } from './search-index-rebuild';
+import type { SearchIndexSubscriber } from './search-index.subscriber';
+
+export interface ReembedResult {
+  /** false when the database already embeds with this embedder (nothing was done) */
+  changed: boolean;
+  previous: EmbedderSpec;
+  embedder: EmbedderSpec;
+  indexes: number;
+  /** ItemChunked/attribute events replayed into the new indexes (their chunks embedded with the new model) */
+  events: number;
+  /** items that had errored with EMBEDDER_MISMATCH, queued again */
+  requeued: number;
+  ms: number;
+}
+
+/**
+ * Moves a database to another embedder (docs/databases.md, "Changing the embedder"):
+ * 1. records DatabaseEmbedderChanged on the database's stream (the databases read model follows);
+ * 2. builds a new generation of the database's search indexes with the new dimensions from the log: every chunk is
+ *    embedded again with `embedder` (through the embedding cache, which then holds both vector spaces), and the
+ *    catalog is swapped to it; queries never see a mix of vector spaces;
+ * 3. queues again the items that errored with EMBEDDER_MISMATCH (their last ItemIngested is appended again).
+ * `runner` must be running the read models (the caller starts them), so step 2 and 3 see step 1.
+ */
+export async function reembedDatabase(
+  deps: { ds: DataSource; store: EventStore; runner: ProjectionRunner; catalog: SearchCatalog; subscriber: SearchIndexSubscriber; embedder: Embedder },
+  db: { id: string; orgId: string },
+  ctx: CommandContext,
+  onProgress?: (position: number, head: number) => void,
+): Promise<ReembedResult> {
+  const started = Date.now();
+  const embedder: EmbedderSpec = { modelId: deps.embedder.modelId, dimensions: deps.embedder.dimensions };
+  const createdWith = await embedderAtCreation(deps.store, db);
+  const outcome = await handleCommand<ReturnType<typeof initialDatabase>, DatabaseEvent, DatabaseCommand>(
+    deps.store,
+    streams.database(db.id),
+    { initial: initialDatabase, evolve: evolveDatabase },
+    decideDatabase,
+    { type: 'ChangeEmbedder', databaseId: db.id, embedder, createdWith },
+    { ...ctx, databaseId: db.id },
+  );
+  const changed = outcome.events.find((e) => e.type === 'DatabaseEmbedderChanged');
+  if (!changed || outcome.position === null) return { changed: false, previous: embedder, embedder, indexes: 0, events: 0, requeued: 0, ms: Date.now() - started };
+  const previous = changed.data.previous;
+  if (!(await deps.runner.waitFor(outcome.position, ['databases', 'items'], 60_000))) throw new Error('the read models did not catch up in time');
+
+  const rebuilt = await rebuildSearchIndex(deps.store, deps.catalog, deps.subscriber, onProgress, { databaseId: db.id, dimensions: embedder.dimensions });
+
+  const errored: { item_key: string }[] = await deps.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND status = 'errored' AND error_code = 'EMBEDDER_MISMATCH'`, [db.id]);
+  const histories = await deps.store.readStreams(errored.map((r) => streams.item(db.id, r.item_key)));
+  const decisions = errored.flatMap((r) => {
+    const ingested = [...(histories.get(streams.item(db.id, r.item_key)) ?? [])].reverse().find((e) => e.type === 'ItemIngested');
+    if (!ingested) return [];
+    const event = { type: 'ItemIngested', data: ingested.data } as ItemIngested;
+    return [{ ctx, databaseId: db.id, itemKey: r.item_key, decide: (state: Parameters<typeof decideItem>[1]) => (state.live && state.status === 'errored' ? decideItem({ type: 'Ingest', upsert: true, event }, state) : []) }];
+  });
+  const requeued = await decideOnItems(deps.store, decisions);
+  const last = lastPosition(requeued);
+  if (last !== null) await deps.runner.waitFor(last, ['items'], 60_000);
+  return { changed: true, previous, embedder, indexes: rebuilt.indexes, events: rebuilt.events, requeued: requeued.filter((o) => o.events?.length).length, ms: Date.now() - started };
+}
+
+/** The embedder recorded when the database was created (on the organization's registry stream). */
+async function embedderAtCreation(store: EventStore, db: { id: string; orgId: string }): Promise<EmbedderSpec> {
+  const created = (await store.readStream(streams.orgDatabases(db.orgId))).find((e) => e.type === 'DatabaseCreated' && e.data.databaseId === db.id);
+  if (!created) throw new Error(`database ${db.id} has no DatabaseCreated event`);
+  return created.data.embedder as EmbedderSpec;
+}

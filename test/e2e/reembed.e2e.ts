@@ -1,0 +1,94 @@
+import { runCli } from '../../apps/cli/src/cli';
+import { FakeOpenAiServer } from '../integration/embedder.fake-openai-server';
+import { ingestMemories, waitForStatus } from '../support/ingest';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * Changing a database's embedder is a documented re-embed (`crs databases reembed`), never a silent mix of vector
+ * spaces. The service here runs the default GloVe embedder; the CLI runs with whatever embedder its environment
+ * names: first a 16-dimension OpenAI-compatible model (a fake server on 127.0.0.1), then GloVe again.
+ */
+describe('crs databases reembed', () => {
+  let t: TestApp;
+  const fake = new FakeOpenAiServer(16);
+
+  beforeAll(async () => {
+    await fake.start();
+    t = await startTestApp('reembed');
+    await t.createDatabase('rdb');
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.stop();
+  });
+
+  async function crs(env: Record<string, string>, ...args: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir, ...env }, progress: false });
+    return { code, out, err };
+  }
+  const fakeEnv = () => ({ EMBEDDINGS_PROVIDER: 'openai', EMBEDDINGS_URL: fake.baseUrl, EMBEDDINGS_MODEL: 'fake-embed', EMBEDDINGS_DIMENSIONS: '16' });
+  const stats = async () => (await t.request('GET', '/databases/stats?database=rdb')).body.data ?? (await t.request('GET', '/databases/stats?database=rdb')).body;
+  const vectorsOf = async () => {
+    const db = (await t.infra.directory.find('default', 'rdb'))!;
+    const name = (await t.infra.search.indexName(db.id, 'memory'))!;
+    return { name, docs: await t.infra.search.index.listChunks(name, { limit: 100, offset: 0 }) };
+  };
+
+  it('moves the database to another embedder, requeues what errored for the mismatch, and back', async () => {
+    const memories = [
+      { id: 'm1', text: 'The kestrel nests on the old water tower.' },
+      { id: 'm2', text: 'Grace bakes sourdough every Sunday morning.' },
+      { id: 'm3', text: 'The quarterly report is due on the first Monday.' },
+    ];
+    await ingestMemories(t, 'rdb', memories);
+    await waitForStatus(t, 'rdb', ['m1', 'm2', 'm3']);
+    const glove = t.infra.embedder.modelId;
+    const before = await vectorsOf();
+
+    const first = await crs(fakeEnv(), 'databases', 'reembed', 'rdb');
+    expect(first.err).toEqual([]);
+    expect(first.code).toBe(0);
+    expect(first.out.join('\n')).toMatch(new RegExp(`${glove} \\(100\\) -> openai-compatible:fake-embed:16d \\(16\\); rebuilt 2 index\\(es\\) from \\d+ events, requeued 0 item`));
+    expect(fake.requests.length).toBeGreaterThan(0); // the chunks were embedded with the new model
+
+    // The database now embeds with the new model: new index generation, same chunks, 16-dimension vectors.
+    const after = await vectorsOf();
+    expect(after.name).not.toBe(before.name);
+    expect(after.docs.map((d) => d.chunkId).sort()).toEqual(before.docs.map((d) => d.chunkId).sort());
+    expect(before.docs.every((d) => d.vector.length === 100)).toBe(true);
+    expect(after.docs.every((d) => d.vector.length === 16)).toBe(true);
+    const s1 = await stats();
+    expect(JSON.stringify(s1)).toContain('openai-compatible:fake-embed:16d');
+
+    // This service still runs GloVe: new content of that database errors with EMBEDDER_MISMATCH, it is never mixed in.
+    await ingestMemories(t, 'rdb', [{ id: 'm4', text: 'The kestrel came back to the tower at dusk.' }]);
+    await waitForStatus(t, 'rdb', ['m4'], ['errored']);
+    const m4 = await t.request('GET', '/context/status?database=rdb&ids=m4');
+    expect(m4.body.data.statuses[0]).toMatchObject({ indexing_status: 'errored', error_code: 'EMBEDDER_MISMATCH' });
+
+    // Back to the service's embedder: indexes rebuilt with it, the errored item queued again and indexed.
+    const second = await crs({}, 'databases', 'reembed', 'rdb');
+    expect(second.code).toBe(0);
+    expect(second.out.join('\n')).toMatch(/-> glove.* requeued 1 item/);
+    await waitForStatus(t, 'rdb', ['m4']);
+    const q = await t.request('POST', '/query', { body: { database: 'rdb', query: 'kestrel tower', max_results: 10 } });
+    expect(q.status).toBe(200);
+    const ids = new Set((q.body.data?.chunks ?? q.body.chunks).map((c: any) => c.source_id ?? c.id ?? c.item_id));
+    expect([...ids].join(',')).toMatch(/m4/);
+    expect([...ids].join(',')).toMatch(/m1/);
+
+    // Running it again is a no-op; both changes are in the log.
+    const third = await crs({}, 'databases', 'reembed', 'rdb');
+    expect(third.out.join('\n')).toContain('nothing to do');
+    const changes = (await t.infra.store.readAll()).filter((e) => e.type === 'DatabaseEmbedderChanged');
+    expect(changes.map((e) => [e.data.previous.modelId, e.data.embedder.modelId])).toEqual([
+      [glove, 'openai-compatible:fake-embed:16d'],
+      ['openai-compatible:fake-embed:16d', glove],
+    ]);
+    // A rebuild of the search index reproduces it exactly.
+    const verify = await crs({}, 'projections', 'verify', 'search-index');
+    expect(verify.out.join('\n')).toContain('equal');
+  });
+});
