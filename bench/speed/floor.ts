@@ -5,7 +5,7 @@ import { connect, MatchQuery, Operator, type Connection, type Table } from '@lan
 import Fastify from 'fastify';
 import { callerPrincipals } from '../../libs/domain/src/acl';
 import { GloveSifEmbedder } from '../../libs/embeddings/src/glove-sif.embedder';
-import { DOC_COLUMNS, FTS_COLUMN } from '../../libs/search/src/lancedb-chunk-table';
+import { FTS_COLUMN, LEAN_COLUMNS } from '../../libs/search/src/lancedb-chunk-table';
 import { lanceWhere } from '../../libs/search/src/lancedb-where';
 import type { Scalar, SearchFilter } from '../../libs/search/src/search-index.port';
 import type { QueryBody } from '../lib/client';
@@ -14,7 +14,7 @@ import { latencySummary, round } from '../lib/stats';
 /**
  * The floor: the same queries sent straight to the search engine, without the service. It opens the service's
  * LanceDB tables (`<DATA_DIR>/lancedb`) with @lancedb/lancedb, embeds the query with the same GloVe-SIF embedder,
- * and runs the same full-text and vector searches with the same prefilter and candidate pool as the service
+ * and runs the same full-text and vector searches with the same prefilter, columns (the lean ones) and candidate pool as the service
  * (50 per engine call for max_results 10), for each store the query type covers. No fusion, no read-model check,
  * no Postgres, no event.
  */
@@ -92,13 +92,13 @@ export class EngineFloor {
           vectorOnly
             ? Promise.resolve(0)
             : (() => {
-                const q = table.query().fullTextSearch(new MatchQuery(body.query, FTS_COLUMN, { operator: Operator.Or })).select([...DOC_COLUMNS, '_score']).limit(FLOOR_POOL);
+                const q = table.query().fullTextSearch(new MatchQuery(body.query, FTS_COLUMN, { operator: Operator.Or })).select([...LEAN_COLUMNS, '_score']).limit(FLOOR_POOL);
                 if (where) q.where(where);
                 return q.toArrow().then((r) => r.numRows);
               })(),
           vector
             ? (() => {
-                const q = table.vectorSearch(vector).distanceType('cosine').select([...DOC_COLUMNS, '_distance']).limit(FLOOR_POOL);
+                const q = table.vectorSearch(vector).distanceType('cosine').select([...LEAN_COLUMNS, '_distance']).limit(FLOOR_POOL);
                 if (where) q.where(where);
                 return q.toArrow().then((r) => r.numRows);
               })()

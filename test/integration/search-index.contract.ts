@@ -420,6 +420,63 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
       expect(ids(await index.vectorSearch(name, axis(0), { limit: 5, filter }))).toEqual(['lone']);
     });
 
+    it('lean searches return the same hits, order and scores as the full ones, with the lean fields of each doc', async () => {
+      const name = await freshIndex();
+      const random = seededRandom(11);
+      const words = ['amber', 'basalt', 'cedar', 'dune', 'ember', 'fjord'];
+      const docs = Array.from({ length: 60 }, (_, i) =>
+        chunk({
+          chunkId: `lean_${String(i).padStart(2, '0')}`,
+          itemId: `item_${i % 20}`,
+          collection: i % 3 ? 'a' : 'b',
+          title: i % 4 ? null : `title ${words[i % 6]}`,
+          text: Array.from({ length: 8 }, () => words[Math.floor(random() * words.length)]).join(' '),
+          vector: Array.from({ length: DIM }, () => random() * 2 - 1),
+          principals: i % 5 === 0 ? null : [`user${i % 3}`],
+          metadata: { team: i % 2 ? 'x' : 'y' },
+          version: 1 + (i % 7),
+        }),
+      );
+      await index.upsert(name, docs.slice(0, 40));
+      await index.optimize(name);
+      await index.upsert(name, docs.slice(40)); // some rows not yet folded into the engine indexes
+      const lean = (c: { chunkId: string; itemId: string; score: number; doc: ChunkDoc | Omit<ChunkDoc, 'vector'> }) => ({
+        chunkId: c.chunkId,
+        itemId: c.itemId,
+        score: c.score,
+        doc: { chunkId: c.doc.chunkId, itemId: c.doc.itemId, text: c.doc.text, version: c.doc.version },
+      });
+      // Equal scores may come back in either order (the port does not order ties): compare by (score, id), and
+      // within a limit compare the scores, which ties cannot change.
+      const byScore = <T extends { chunkId: string; score: number }>(xs: T[]) => [...xs].sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));
+      const scores = (xs: { score: number }[]) => xs.map((x) => x.score);
+      const descending = (xs: { score: number }[]) => xs.every((x, i) => i === 0 || xs[i - 1].score >= x.score);
+      const filters: (SearchFilter | undefined)[] = [undefined, { collections: ['a'], principalsAny: ['user1'], metadata: { team: 'x' } }];
+      for (const filter of filters) {
+        for (const operator of ['or', 'and', 'phrase'] as const) {
+          const query = operator === 'phrase' ? 'cedar dune' : 'amber cedar ember';
+          const full = await index.keywordSearch(name, query, { limit: 60, filter, operator });
+          const leanHits = await index.keywordSearchLean(name, query, { limit: 60, filter, operator });
+          expect(full.length).toBeGreaterThan(0);
+          expect(descending(leanHits)).toBe(true);
+          expect(byScore(leanHits)).toEqual(byScore(full).map(lean));
+          expect(scores(await index.keywordSearchLean(name, query, { limit: 5, filter, operator }))).toEqual(scores(full.slice(0, 5)));
+        }
+        const q = docs[7].vector;
+        const full = await index.vectorSearch(name, q, { limit: 60, filter });
+        const leanHits = await index.vectorSearchLean(name, q, { limit: 60, filter });
+        expect(full.length).toBeGreaterThan(5);
+        expect(descending(leanHits)).toBe(true);
+        expect(byScore(leanHits)).toEqual(byScore(full).map(lean));
+        expect(scores(await index.vectorSearchLean(name, q, { limit: 5, filter }))).toEqual(scores(full.slice(0, 5)));
+      }
+      for (const c of await index.vectorSearchLean(name, docs[3].vector, { limit: 60 })) {
+        expect(c.doc).toEqual(lean({ ...c, doc: docs.find((d) => d.chunkId === c.chunkId)! }).doc);
+      }
+      expect(await index.keywordSearchLean(name, '   ', { limit: 5 })).toEqual([]);
+      expect(await index.vectorSearchLean(name, axis(0), { limit: 0 })).toEqual([]);
+    });
+
     describe('versions', () => {
       it('never lets an older upsert overwrite a newer chunk; an equal version replaces', async () => {
         const name = await freshIndex();

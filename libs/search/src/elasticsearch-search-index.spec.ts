@@ -233,6 +233,29 @@ describe('ElasticsearchSearchIndex requests', () => {
     });
   });
 
+  it('lean searches send the same queries and ask _source for the four lean fields only', async () => {
+    const d = doc();
+    const { chunk_id, item_id, text, version } = source(d);
+    reply = () => ({ body: { hits: { hits: [{ _id: 'c1', _score: 0.9, _source: { chunk_id, item_id, text, version } }] } } });
+    const es = adapter();
+    const filter = { collections: ['a'], principalsAny: ['alice'] };
+    const [kw] = await es.keywordSearchLean('db_1_g1', 'red apples', { limit: 7, operator: 'and', filter });
+    const [vec] = await es.vectorSearchLean('db_1_g1', [1, 0, 0], { limit: 5, filter });
+    expect(kw).toEqual({ chunkId: 'c1', itemId: d.itemId, score: 0.9, doc: { chunkId: 'c1', itemId: d.itemId, text: d.text, version: d.version } });
+    expect(vec.score).toBeCloseTo(0.8, 10);
+    expect(vec.doc).toEqual(kw.doc);
+    reply = () => ({ body: { hits: { hits: [] } } });
+    await es.keywordSearch('db_1_g1', 'red apples', { limit: 7, operator: 'and', filter });
+    await es.vectorSearch('db_1_g1', [1, 0, 0], { limit: 5, filter });
+    const lean = [recorded[0].body, recorded[1].body];
+    const full = [recorded[2].body, recorded[3].body];
+    for (const body of lean) expect(body._source).toEqual({ includes: ['chunk_id', 'item_id', 'text', 'version'] });
+    for (const [i, body] of full.entries()) expect({ ...lean[i], _source: body._source }).toEqual(body);
+    expect(await es.keywordSearchLean('db_1_g1', '  ', { limit: 3 })).toEqual([]);
+    expect(await es.vectorSearchLean('db_1_g1', [1, 0, 0], { limit: 0 })).toEqual([]);
+    expect(recorded).toHaveLength(4);
+  });
+
   it('returns chunks in the order asked, with exact float32 vectors', async () => {
     const a = doc({ chunkId: 'a', vector: new Float32Array([Math.PI, -1e-30, 65504.125]) });
     const b = doc({ chunkId: 'b', principals: null, title: null });

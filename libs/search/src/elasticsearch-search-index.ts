@@ -5,6 +5,7 @@ import {
   type Candidate,
   type ChunkDoc,
   type KeywordOperator,
+  type LeanCandidate,
   PUBLIC_PRINCIPAL,
   type Scalar,
   type SearchFilter,
@@ -38,6 +39,8 @@ const MAX_WINDOW = 10_000;
 const PAGE = 1000;
 /** Never returned by search hits: the indexed vector and its exact float32 copy. */
 const VECTOR_FIELDS = ['vector', 'vector_f32'];
+/** The _source fields of a LeanDoc. */
+const LEAN_FIELDS = ['chunk_id', 'item_id', 'text', 'version'];
 
 /** What is stored per chunk (the _source). */
 interface ChunkSource {
@@ -189,6 +192,44 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     query: string,
     opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
   ): Promise<Candidate[]> {
+    const hits = await this.keywordHits(indexName, query, opts, { excludes: VECTOR_FIELDS });
+    return hits.map((hit) => toCandidate(hit, hit._score ?? 0));
+  }
+
+  async keywordSearchLean(
+    indexName: string,
+    query: string,
+    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+  ): Promise<LeanCandidate[]> {
+    const hits = await this.keywordHits(indexName, query, opts, { includes: LEAN_FIELDS });
+    return hits.map((hit) => toLeanCandidate(hit, hit._score ?? 0));
+  }
+
+  async vectorSearch(
+    indexName: string,
+    vector: Float32Array | number[],
+    opts: { limit: number; filter?: SearchFilter },
+  ): Promise<Candidate[]> {
+    const hits = await this.vectorHits(indexName, vector, opts, { excludes: VECTOR_FIELDS });
+    // Elasticsearch scores cosine as (1 + cos) / 2; report the cosine itself, like the embedded engine.
+    return hits.map((hit) => toCandidate(hit, 2 * (hit._score ?? 0) - 1));
+  }
+
+  async vectorSearchLean(
+    indexName: string,
+    vector: Float32Array | number[],
+    opts: { limit: number; filter?: SearchFilter },
+  ): Promise<LeanCandidate[]> {
+    const hits = await this.vectorHits(indexName, vector, opts, { includes: LEAN_FIELDS });
+    return hits.map((hit) => toLeanCandidate(hit, 2 * (hit._score ?? 0) - 1));
+  }
+
+  private async keywordHits(
+    indexName: string,
+    query: string,
+    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+    source: estypes.SearchSourceFilter,
+  ): Promise<estypes.SearchHit<ChunkSource>[]> {
     assertValidIndexName(indexName);
     const text = query.trim();
     if (text === '' || opts.limit <= 0) return [];
@@ -203,17 +244,18 @@ export class ElasticsearchSearchIndex implements SearchIndex {
         size: Math.min(opts.limit, MAX_WINDOW),
         track_total_hits: false,
         query: { bool: { must: [match], filter: esFilters(opts.filter) } },
-        _source: { excludes: VECTOR_FIELDS },
+        _source: source,
       }),
     );
-    return response.hits.hits.map((hit) => toCandidate(hit, hit._score ?? 0));
+    return response.hits.hits;
   }
 
-  async vectorSearch(
+  private async vectorHits(
     indexName: string,
     vector: Float32Array | number[],
     opts: { limit: number; filter?: SearchFilter },
-  ): Promise<Candidate[]> {
+    source: estypes.SearchSourceFilter,
+  ): Promise<estypes.SearchHit<ChunkSource>[]> {
     assertValidIndexName(indexName);
     if (opts.limit <= 0) return [];
     const k = Math.min(opts.limit, MAX_WINDOW);
@@ -229,11 +271,10 @@ export class ElasticsearchSearchIndex implements SearchIndex {
           num_candidates: Math.min(MAX_WINDOW, Math.max(100, k * 10)),
           filter: esFilters(opts.filter), // applied during the HNSW search, not after it
         },
-        _source: { excludes: VECTOR_FIELDS },
+        _source: source,
       }),
     );
-    // Elasticsearch scores cosine as (1 + cos) / 2; report the cosine itself, like the embedded engine.
-    return response.hits.hits.map((hit) => toCandidate(hit, 2 * (hit._score ?? 0) - 1));
+    return response.hits.hits;
   }
 
   async getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]> {
@@ -470,6 +511,13 @@ function toDoc(source: ChunkSource): Omit<ChunkDoc, 'vector'> {
 function toChunkDoc(source: ChunkSource): ChunkDoc {
   const vector = source.vector_f32 ? decodeVector(source.vector_f32) : Float32Array.from(source.vector ?? []);
   return { ...toDoc(source), vector };
+}
+
+function toLeanCandidate(hit: estypes.SearchHit<ChunkSource>, score: number): LeanCandidate {
+  if (!hit._source) throw new Error(`search hit ${hit._id} has no _source`);
+  const s = hit._source;
+  const doc = { chunkId: s.chunk_id, itemId: s.item_id, text: s.text, version: s.version };
+  return { chunkId: doc.chunkId, itemId: doc.itemId, score, doc };
 }
 
 function toCandidate(hit: estypes.SearchHit<ChunkSource>, score: number): Candidate {

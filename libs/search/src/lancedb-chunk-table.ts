@@ -17,7 +17,7 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { chunkFilterTokens } from './metadata-filter-tokens';
-import { type Candidate, type ChunkDoc, SearchIndexError, type Store } from './search-index.port';
+import { type Candidate, type ChunkDoc, type LeanCandidate, SearchIndexError, type Store } from './search-index.port';
 
 /**
  * The LanceDB table layout of chunks, and the conversions between ChunkDoc and Arrow.
@@ -141,6 +141,20 @@ export function chunksToArrow(docs: ChunkDoc[], dimensions: number): ArrowTable 
     makeData({ type: new Struct(schema.fields), length: docs.length, nullCount: 0, children }),
   );
   return new ArrowTable([batch]);
+}
+
+/** The columns of a LeanDoc. */
+export const LEAN_COLUMNS = ['chunk_id', 'item_id', 'text', 'version'];
+
+export function toLeanCandidates(result: ArrowTable, score: (row: number) => number): LeanCandidate[] {
+  if (result.numRows === 0) return [];
+  const [chunkIds, itemIds, texts, versions] = LEAN_COLUMNS.map((name) => column(result, name));
+  const out: LeanCandidate[] = [];
+  for (let i = 0; i < result.numRows; i++) {
+    const doc = { chunkId: chunkIds.get(i), itemId: itemIds.get(i), text: texts.get(i), version: Number(versions.get(i)) };
+    out.push({ chunkId: doc.chunkId, itemId: doc.itemId, score: score(i), doc });
+  }
+  return out;
 }
 
 export function toCandidates(result: ArrowTable, score: (row: number) => number): Candidate[] {

@@ -1,4 +1,5 @@
 import { connect, type Connection, Index, MatchQuery, Operator, PhraseQuery, type Table } from '@lancedb/lancedb';
+import type { Table as ArrowTable } from 'apache-arrow';
 import { assertValidIndexName } from './index-name';
 import {
   ACL_COLUMN,
@@ -7,8 +8,10 @@ import {
   chunkTableSchema,
   DOC_COLUMNS,
   FTS_COLUMN,
+  LEAN_COLUMNS,
   toCandidates,
   toChunkDocs,
+  toLeanCandidates,
   vectorDimensions,
 } from './lancedb-chunk-table';
 import { lanceWhere, sqlIn, sqlInteger, sqlString } from './lancedb-where';
@@ -16,6 +19,7 @@ import {
   type Candidate,
   type ChunkDoc,
   type KeywordOperator,
+  type LeanCandidate,
   type SearchFilter,
   type SearchIndex,
   SearchIndexError,
@@ -220,21 +224,17 @@ export class LanceDbSearchIndex implements SearchIndex {
     query: string,
     opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
   ): Promise<Candidate[]> {
-    const open = await this.open(indexName);
-    const text = query.trim();
-    if (text === '' || opts.limit <= 0) return [];
-    const operator = opts.operator ?? 'or';
-    await this.prepareKeywordIndex(open, operator);
-    const ftsQuery =
-      operator === 'phrase'
-        ? new PhraseQuery(text, FTS_COLUMN)
-        : new MatchQuery(text, FTS_COLUMN, { operator: operator === 'and' ? Operator.And : Operator.Or });
-    // `where` on a full-text query is a prefilter in LanceDB 0.37 (verified by the contract suite).
-    const search = open.table.query().fullTextSearch(ftsQuery).select([...DOC_COLUMNS, '_score']).limit(opts.limit);
-    const where = lanceWhere(opts.filter);
-    if (where) search.where(where);
-    const result = await search.toArrow();
-    return toCandidates(result, (i) => Number(result.getChild('_score')!.get(i)));
+    const result = await this.keywordQuery(indexName, query, opts, DOC_COLUMNS);
+    return result ? toCandidates(result, (i) => Number(result.getChild('_score')!.get(i))) : [];
+  }
+
+  async keywordSearchLean(
+    indexName: string,
+    query: string,
+    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+  ): Promise<LeanCandidate[]> {
+    const result = await this.keywordQuery(indexName, query, opts, LEAN_COLUMNS);
+    return result ? toLeanCandidates(result, (i) => Number(result.getChild('_score')!.get(i))) : [];
   }
 
   async vectorSearch(
@@ -242,18 +242,60 @@ export class LanceDbSearchIndex implements SearchIndex {
     vector: Float32Array | number[],
     opts: { limit: number; filter?: SearchFilter },
   ): Promise<Candidate[]> {
+    const result = await this.vectorQuery(indexName, vector, opts, DOC_COLUMNS);
+    return result ? toCandidates(result, (i) => 1 - Number(result.getChild('_distance')!.get(i))) : [];
+  }
+
+  async vectorSearchLean(
+    indexName: string,
+    vector: Float32Array | number[],
+    opts: { limit: number; filter?: SearchFilter },
+  ): Promise<LeanCandidate[]> {
+    const result = await this.vectorQuery(indexName, vector, opts, LEAN_COLUMNS);
+    return result ? toLeanCandidates(result, (i) => 1 - Number(result.getChild('_distance')!.get(i))) : [];
+  }
+
+  /** The full-text search with these columns and `_score`; undefined when there is nothing to search for. */
+  private async keywordQuery(
+    indexName: string,
+    query: string,
+    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+    columns: string[],
+  ): Promise<ArrowTable | undefined> {
+    const open = await this.open(indexName);
+    const text = query.trim();
+    if (text === '' || opts.limit <= 0) return undefined;
+    const operator = opts.operator ?? 'or';
+    await this.prepareKeywordIndex(open, operator);
+    const ftsQuery =
+      operator === 'phrase'
+        ? new PhraseQuery(text, FTS_COLUMN)
+        : new MatchQuery(text, FTS_COLUMN, { operator: operator === 'and' ? Operator.And : Operator.Or });
+    // `where` on a full-text query is a prefilter in LanceDB 0.37 (verified by the contract suite).
+    const search = open.table.query().fullTextSearch(ftsQuery).select([...columns, '_score']).limit(opts.limit);
+    const where = lanceWhere(opts.filter);
+    if (where) search.where(where);
+    return search.toArrow();
+  }
+
+  /** The cosine nearest neighbours with these columns and `_distance`; undefined for a limit of 0. */
+  private async vectorQuery(
+    indexName: string,
+    vector: Float32Array | number[],
+    opts: { limit: number; filter?: SearchFilter },
+    columns: string[],
+  ): Promise<ArrowTable | undefined> {
     const open = await this.open(indexName);
     assertDimensions(vector, open);
-    if (opts.limit <= 0) return [];
+    if (opts.limit <= 0) return undefined;
     const search = open.table
       .vectorSearch(Float32Array.from(vector))
       .distanceType('cosine')
-      .select([...DOC_COLUMNS, '_distance'])
+      .select([...columns, '_distance'])
       .limit(opts.limit);
     const where = lanceWhere(opts.filter);
     if (where) search.where(where); // prefilter (LanceDB's default for vector queries)
-    const result = await search.toArrow();
-    return toCandidates(result, (i) => 1 - Number(result.getChild('_distance')!.get(i)));
+    return search.toArrow();
   }
 
   async getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]> {

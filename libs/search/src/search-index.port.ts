@@ -58,11 +58,18 @@ export interface SearchFilter {
   additionalMetadata?: Record<string, Scalar | Scalar[]>;
 }
 
-export interface Candidate {
+/** What a lean search returns of a chunk: enough to fuse, check against the read model and answer with its text. */
+export type LeanDoc = Pick<ChunkDoc, 'chunkId' | 'itemId' | 'text' | 'version'>;
+
+export interface LeanCandidate {
   chunkId: string;
   itemId: string;
   /** Raw engine score: BM25 for keyword search, cosine similarity (1 - cosine distance) for vector search. */
   score: number;
+  doc: LeanDoc;
+}
+
+export interface Candidate extends LeanCandidate {
   doc: Omit<ChunkDoc, 'vector'>;
 }
 
@@ -95,6 +102,20 @@ export interface SearchIndex {
     vector: Float32Array | number[],
     opts: { limit: number; filter?: SearchFilter },
   ): Promise<Candidate[]>;
+  /**
+   * keywordSearch and vectorSearch with lean documents (LeanDoc): same hits, same order, same scores. The query path
+   * uses these: the engine reads four columns per hit instead of fifteen (measured ~30% of a query's engine CPU).
+   */
+  keywordSearchLean(
+    indexName: string,
+    query: string,
+    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+  ): Promise<LeanCandidate[]>;
+  vectorSearchLean(
+    indexName: string,
+    vector: Float32Array | number[],
+    opts: { limit: number; filter?: SearchFilter },
+  ): Promise<LeanCandidate[]>;
   /** With vectors (Float32Array), in the order asked; unknown ids are skipped. */
   getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]>;
   /** Stable order by chunkId (byte order). */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isVisible } from '../../../../libs/domain/src/acl';
 import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
-import type { Candidate, KeywordOperator, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
+import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 
@@ -52,7 +52,8 @@ export interface ItemRow {
 }
 
 export interface RankedChunk {
-  candidate: Candidate;
+  /** The engine's hit: ids, version and text are all the answer needs (the rest comes from the read model). */
+  candidate: LeanCandidate;
   item: ItemRow;
   score: number;
   keyword: number;
@@ -109,15 +110,16 @@ export class RetrievalService {
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
         const index = await this.infra.search.indexName(req.databaseId, store);
-        if (!index) return { kw: [] as Candidate[], vec: [] as Candidate[] };
+        if (!index) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[] };
+        // Lean hits: the engine reads ids, version and text only (metadata, ACL, dates come from the read model).
         const [kw, vec] = await Promise.all([
-          req.alpha < 1 && req.query.trim() ? this.infra.search.index.keywordSearch(index, req.query, { limit: pool, filter, operator: req.operator }) : Promise.resolve([]),
-          vectorPromise.then((v) => (v ? this.infra.search.index.vectorSearch(index, v, { limit: pool, filter }) : [])),
+          req.alpha < 1 && req.query.trim() ? this.infra.search.index.keywordSearchLean(index, req.query, { limit: pool, filter, operator: req.operator }) : Promise.resolve([]),
+          vectorPromise.then((v) => (v ? this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter }) : [])),
         ]);
         return { kw, vec };
       }),
     );
-    const byId = new Map<string, Candidate>();
+    const byId = new Map<string, LeanCandidate>();
     const kw = perStore.flatMap((p) => p.kw);
     const vec = perStore.flatMap((p) => p.vec);
     for (const c of [...kw, ...vec]) if (!byId.has(c.chunkId)) byId.set(c.chunkId, c);
@@ -141,7 +143,7 @@ export class RetrievalService {
   }
 
   /** The authoritative check of one hit against the read model. */
-  servable(item: ItemRow, candidate: Candidate, caller: string[] | null, now: number): boolean {
+  servable(item: ItemRow, candidate: LeanCandidate, caller: string[] | null, now: number): boolean {
     if (item.status !== 'graph_creation' && item.status !== 'completed') return false;
     if (item.expires_at && new Date(item.expires_at).getTime() <= now) return false;
     // The chunk must belong to the item's current content (attribute updates re-stamp chunks with later versions).

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { dot } from '../../../../libs/embeddings/src';
 import { applyRecency } from '../../../../libs/domain/src/ranking';
-import type { Candidate, ChunkDoc, Store } from '../../../../libs/search/src/search-index.port';
+import type { Candidate, ChunkDoc, LeanCandidate, Store } from '../../../../libs/search/src/search-index.port';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 import { GraphContextService } from './graph-context.service';
@@ -45,7 +45,7 @@ export class ThinkingService {
     const maxGraph = Math.max(1e-9, ...graphScore.values());
 
     // Every candidate's vector, to score old and new candidates alike.
-    const candidates = new Map<string, { candidate: Candidate; item: RankedChunk['item']; keyword: number }>();
+    const candidates = new Map<string, { candidate: LeanCandidate; item: RankedChunk['item']; keyword: number }>();
     for (const r of base) candidates.set(r.candidate.chunkId, { candidate: r.candidate, item: r.item, keyword: r.keyword });
     const newKeys = [...new Set(expansion.filter((e) => !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => e.itemKey))];
     // The query vector comes from the retrieval's in-process cache (the base retrieval embedded the same text).
