@@ -29,6 +29,27 @@ describe('CachedEmbedder (in-memory store)', () => {
     expect(Array.from(second[2])).toEqual(Array.from(first[1]));
   });
 
+  it('embedOnce skips the store for an inProcessFast inner embedder, and goes through it otherwise', async () => {
+    const fast = new CountingEmbedder();
+    Object.defineProperty(fast, 'inProcessFast', { value: true });
+    const store = new InMemoryEmbeddingCache();
+    const cached = new CachedEmbedder(fast, store);
+    expect(cached.inProcessFast).toBe(true);
+    const once = await cached.embedOnce(['q1', 'q2']);
+    expect(store.size).toBe(0);
+    expect(once.map((v) => Array.from(v))).toEqual((await new TrigramHashingEmbedder(8).embed(['q1', 'q2'])).map((v) => Array.from(v)));
+    await cached.embedOnce(['q1']);
+    expect(fast.calls).toEqual([['q1', 'q2'], ['q1']]);
+
+    const slow = new CountingEmbedder();
+    const viaCache = new CachedEmbedder(slow, store);
+    expect(viaCache.inProcessFast).toBe(false);
+    await viaCache.embedOnce(['q1']);
+    await viaCache.embedOnce(['q1']);
+    expect(slow.calls).toEqual([['q1']]);
+    expect(store.size).toBe(1);
+  });
+
   it('does not call the inner embedder at all when everything is cached, or for no texts', async () => {
     const counting = new CountingEmbedder();
     const cached = new CachedEmbedder(counting, new InMemoryEmbeddingCache());

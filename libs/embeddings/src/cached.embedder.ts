@@ -20,6 +20,18 @@ export class CachedEmbedder implements Embedder {
     return this.inner.dimensions;
   }
 
+  get inProcessFast(): boolean {
+    return this.inner.inProcessFast === true;
+  }
+
+  /** Straight to an inProcessFast inner embedder (no cache read or write); through the cache otherwise. */
+  async embedOnce(texts: string[]): Promise<Float32Array[]> {
+    if (!this.inner.inProcessFast) return this.embed(texts);
+    const vectors = await this.inner.embed(texts);
+    for (const vector of vectors) this.checkDimensions(vector, 'embedder');
+    return vectors;
+  }
+
   async embed(texts: string[]): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
     const model = this.inner.modelId;

@@ -17,6 +17,16 @@ export interface Embedder {
    * Texts that are empty (or hold nothing the model can read) get `emptyTextVector(dimensions)`.
    */
   embed(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * True when vectors are computed in this process faster than a cache round trip (GloVe-SIF: ~0.05 ms a text):
+   * a cache in front then costs more than it saves on texts seen once, such as queries.
+   */
+  readonly inProcessFast?: boolean;
+  /**
+   * `embed` for one-off texts (queries): the same vectors, by the cheapest route. A cache in front of an
+   * inProcessFast embedder is skipped (no read, no write). Optional; callers fall back to `embed`.
+   */
+  embedOnce?(texts: string[]): Promise<Float32Array[]>;
 }
 
 /** Raised when an embedder cannot produce vectors (remote failure, bad response, unusable model). */

@@ -32,6 +32,8 @@ const V1_SOURCE_VERSION = '1.1.0';
  */
 export class GloveSifEmbedder implements Embedder {
   readonly dimensions = DIMENSIONS;
+  /** A table look-up and a weighted sum per text. */
+  readonly inProcessFast = true;
   readonly modelId: string;
   private model?: Promise<LoadedModel>;
 

@@ -77,7 +77,7 @@ export class RetrievalService {
 
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
-  /** The query's vector, from a small in-process LRU in front of the embedder (and its Postgres cache). */
+  /** The query's vector, from a small in-process LRU in front of the embedder. */
   embedQuery(text: string): Promise<Float32Array> {
     const hit = this.queryVectors.get(text);
     if (hit) {
@@ -85,7 +85,9 @@ export class RetrievalService {
       this.queryVectors.set(text, hit);
       return hit;
     }
-    const pending = this.infra.embedder.embed([text]).then((v) => v[0]);
+    // embedOnce: a fast in-process embedder skips the Postgres cache (a read and a write per new query text).
+    const embedder = this.infra.embedder;
+    const pending = (embedder.embedOnce ? embedder.embedOnce([text]) : embedder.embed([text])).then((v) => v[0]);
     this.queryVectors.set(text, pending);
     pending.catch(() => this.queryVectors.get(text) === pending && this.queryVectors.delete(text));
     if (this.queryVectors.size > QUERY_VECTORS) this.queryVectors.delete(this.queryVectors.keys().next().value!);
