@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
+  CHECKPOINT_EVENT,
   WrongExpectedRevisionError,
   type EventStore,
   type NewEvent,
@@ -34,8 +35,8 @@ export function describeEventStoreContract(
       await cleanup?.();
     });
 
-    const subscribe = (after: number): Subscription => {
-      const subscription = store.subscribeToAll({ after });
+    const subscribe = (after: number, types?: string[]): Subscription => {
+      const subscription = store.subscribeToAll({ after, types });
       open.push(subscription);
       return subscription;
     };
@@ -263,6 +264,32 @@ export function describeEventStoreContract(
         const second = await store.append(uniqueStream('head'), [event('B'), event('C')]);
         expect(await store.headPosition()).toBe(second.position);
         expect(second.position).toBeGreaterThan(first.position);
+      });
+    });
+
+    describe('subscribeToAll with types', () => {
+      it('delivers every event of those types in order; markers and positions let the consumer reach the head', async () => {
+        const start = await store.headPosition();
+        const a = uniqueStream('typed-a');
+        const b = uniqueStream('typed-b');
+        await store.append(a, [event('Wanted'), event('Other'), event('Wanted')]);
+        await store.append(b, [event('Other'), event('Other')]);
+        const last = await store.append(b, [event('Wanted')]);
+        await store.append(a, [event('Other')]);
+        const head = await store.headPosition();
+        const subscription = subscribe(start, ['Wanted']);
+        const seen: RecordedEvent[] = [];
+        let reached = start;
+        for await (const e of subscription) {
+          seen.push(e);
+          reached = Math.max(reached, e.position);
+          if (reached >= head) break;
+        }
+        const wanted = own(seen, [a, b]).filter((e) => e.type === 'Wanted');
+        expect(wanted).toHaveLength(3);
+        expect(wanted[2].position).toBe(last.position);
+        expectStrictlyIncreasing(seen.map((e) => e.position));
+        for (const e of seen) expect(['Wanted', 'Other', CHECKPOINT_EVENT].includes(e.type) || !own([e], [a, b]).length).toBe(true);
       });
     });
 

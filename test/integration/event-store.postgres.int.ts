@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { createEventStore, EventStoreDbEventStore } from '../../libs/eventstore/src';
 import { APPEND_LOCK_KEY, PostgresEventStore } from '../../libs/eventstore/src/postgres-event-store';
+import { CHECKPOINT_EVENT } from '../../libs/eventstore/src/event-store.port';
 import { createTestDatabase } from '../support/test-database';
 import { describeEventStoreContract, event, uniqueStream } from './event-store.contract';
 
@@ -48,6 +49,24 @@ describe('PostgresEventStore specifics', () => {
     ).rejects.toMatchObject({ code: 'WRONG_EXPECTED_REVISION', stream: b, expected: 5, actual: 0 });
     expect(await ctx.store.readStream(a)).toEqual([]);
     expect(await ctx.store.headPosition()).toBe(head);
+  });
+
+  it('a typed subscription reads only those types, with a marker at the head for what it left out', async () => {
+    const start = await ctx.store.headPosition();
+    const s = uniqueStream('typed-pg');
+    await ctx.store.append(s, [event('Keep'), event('Skip'), event('Skip')]);
+    const head = await ctx.store.headPosition();
+    const subscription = ctx.store.subscribeToAll({ after: start, types: ['Keep'] });
+    const seen: { type: string; position: number }[] = [];
+    for await (const e of subscription) {
+      seen.push({ type: e.type, position: e.position });
+      if (e.position >= head) break;
+    }
+    await subscription.close();
+    expect(seen).toEqual([
+      { type: 'Keep', position: head - 2 },
+      { type: CHECKPOINT_EVENT, position: head },
+    ]);
   });
 
   it('migrates idempotently, also concurrently', async () => {

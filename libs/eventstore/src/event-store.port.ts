@@ -55,6 +55,9 @@ export interface ReadAllOptions {
   maxCount?: number;
 }
 
+/** Type of the checkpoint markers a type-filtered subscription delivers (never appended; not a domain event). */
+export const CHECKPOINT_EVENT = '$checkpoint';
+
 /** One stream's part of a multi-stream append. */
 export interface AppendRequest {
   stream: string;
@@ -81,8 +84,13 @@ export interface EventStore {
   /** Whole streams at once (one round trip on Postgres); a missing stream maps to []. */
   readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
-  /** Catch-up subscription to the whole log: events strictly after `after`, then live ones, in order, until closed. */
-  subscribeToAll(options?: { after?: number }): Subscription;
+  /**
+   * Catch-up subscription to the whole log: events strictly after `after`, then live ones, in order, until closed.
+   * With `types`, the adapter may leave out events of other types (an optimisation, not a guarantee: consumers still
+   * filter) and then delivers checkpoint markers (type CHECKPOINT_EVENT, no stream, data null) whose position says
+   * every event up to it has been seen, so a consumer can move its checkpoint past what was left out.
+   */
+  subscribeToAll(options?: { after?: number; types?: readonly string[] }): Subscription;
   /** Removes the stream's events from the log (content gone; later reads see no stream). */
   deleteStream(stream: string): Promise<void>;
   /** Position of the newest event in the log (0 when empty). */

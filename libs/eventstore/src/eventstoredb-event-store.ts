@@ -160,7 +160,8 @@ export class EventStoreDbEventStore implements EventStore {
     return out;
   }
 
-  subscribeToAll(options: { after?: number } = {}): Subscription {
+  /** `types` is not applied here (allowed by the port): every event is delivered, and no checkpoint markers are needed. */
+  subscribeToAll(options: { after?: number; types?: readonly string[] } = {}): Subscription {
     const subscription = new EventStoreDbSubscription(this, this.client, options.after ?? 0, this.options.deletionCacheMs ?? 1000, (s) =>
       this.subscriptions.delete(s),
     );

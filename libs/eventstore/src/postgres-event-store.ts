@@ -1,5 +1,6 @@
 import type { Pool, PoolClient, Notification } from 'pg';
 import {
+  CHECKPOINT_EVENT,
   WrongExpectedRevisionError,
   type AppendRequest,
   type AppendResult,
@@ -152,6 +153,22 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecordedEvent);
   }
 
+  /**
+   * A page of the events of `types` after `after`, and how far the log was scanned: up to the last event returned
+   * when the page is full, else up to the head read first (every position up to a visible head is committed, since
+   * positions are taken and committed in order under the append lock).
+   */
+  async readAllOfTypes(after: number, types: string[], maxCount: number): Promise<{ events: RecordedEvent[]; scannedTo: number }> {
+    const head = await this.headPosition();
+    if (head <= after) return { events: [], scannedTo: after };
+    const { rows } = await this.pool.query<EventRow>(
+      `SELECT ${COLUMNS} FROM ${this.table} WHERE position > $1 AND position <= $2 AND type = ANY($3::text[]) ORDER BY position ASC LIMIT $4`,
+      [after, head, types, maxCount],
+    );
+    const events = rows.map(toRecordedEvent);
+    return { events, scannedTo: events.length === maxCount ? events[events.length - 1].position : head };
+  }
+
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     if (options.maxCount !== undefined && options.maxCount <= 0) return [];
     const { rows } = await this.pool.query<EventRow>(
@@ -161,8 +178,9 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecordedEvent);
   }
 
-  subscribeToAll(options: { after?: number } = {}): Subscription {
+  subscribeToAll(options: { after?: number; types?: readonly string[] } = {}): Subscription {
     const subscription = new PostgresSubscription(this, this.hub, options.after ?? 0, {
+      types: options.types ? [...options.types] : undefined,
       batchSize: this.options.subscriptionBatchSize ?? 500,
       pollIntervalMs: this.options.pollIntervalMs ?? 1000,
       onClose: (s) => this.subscriptions.delete(s),
@@ -324,7 +342,7 @@ class PostgresSubscription implements Subscription {
     private readonly store: PostgresEventStore,
     private readonly hub: NotificationHub,
     private readonly after: number,
-    private readonly options: { batchSize: number; pollIntervalMs: number; onClose: (s: PostgresSubscription) => void },
+    private readonly options: { types?: string[]; batchSize: number; pollIntervalMs: number; onClose: (s: PostgresSubscription) => void },
   ) {}
 
   [Symbol.asyncIterator](): AsyncIterator<RecordedEvent> {
@@ -348,14 +366,22 @@ class PostgresSubscription implements Subscription {
       await this.hub.ensure();
       while (!this.closed) {
         this.notified = false;
-        const page = await this.store.readAll({ after: checkpoint, maxCount: this.options.batchSize });
+        const { types, batchSize } = this.options;
+        const { events: page, scannedTo } = types
+          ? await this.store.readAllOfTypes(checkpoint, types, batchSize)
+          : await this.store.readAll({ after: checkpoint, maxCount: batchSize }).then((events) => ({ events, scannedTo: events.length ? events[events.length - 1].position : checkpoint }));
         for (const event of page) {
           if (this.closed) return;
           yield event;
           checkpoint = event.position;
         }
         if (this.closed) return;
-        if (page.length === this.options.batchSize || this.notified) continue;
+        if (scannedTo > checkpoint) {
+          // Events of other types were left out up to here: say so, so the consumer's checkpoint moves past them.
+          yield checkpointMarker(scannedTo);
+          checkpoint = scannedTo;
+        }
+        if (page.length === batchSize || this.notified) continue;
         await this.waitForWake();
       }
     } finally {
@@ -388,6 +414,10 @@ class PostgresSubscription implements Subscription {
     this.unsubscribe = undefined;
     await unsubscribe?.();
   }
+}
+
+function checkpointMarker(position: number): RecordedEvent {
+  return { stream: '', revision: -1, position, type: CHECKPOINT_EVENT, data: null, metadata: { eventId: '', occurredAt: '', orgId: '', actor: '' } };
 }
 
 interface EventRow {

@@ -219,7 +219,7 @@ export class ProjectionRunner {
         const [row] = await this.ds.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projection.name]);
         const start = row ? Number(row.position) : 0;
         this.advance(projection.name, start);
-        await this.consume(start, async (batch) => {
+        await this.consume(start, projection.handles, async (batch) => {
           const last = batch[batch.length - 1].position;
           const relevant = batch.filter((e) => projection.handles.includes(e.type));
           await this.ds.transaction(async (tx) => {
@@ -254,7 +254,7 @@ export class ProjectionRunner {
         const [row] = await this.ds.query('SELECT position FROM projection_checkpoints WHERE name = $1', [processor.name]);
         const start = row ? Number(row.position) : 0;
         this.advance(processor.name, start);
-        await this.consume(start, async (batch) => {
+        await this.consume(start, processor.handles, async (batch) => {
           if (processor.handleBatch) {
             const relevant = batch.filter((ev) => processor.handles.includes(ev.type));
             if (relevant.length) await processor.handleBatch(relevant);
@@ -286,8 +286,9 @@ export class ProjectionRunner {
    * subscription are grouped (up to BATCH) so catching up costs one transaction per batch, while a
    * live event is handled as soon as it arrives.
    */
-  private async consume(after: number, onBatch: (batch: RecordedEvent[]) => Promise<void>): Promise<void> {
-    const subscription = this.store.subscribeToAll({ after });
+  private async consume(after: number, types: readonly string[], onBatch: (batch: RecordedEvent[]) => Promise<void>): Promise<void> {
+    // Only the types the subscriber handles are read; checkpoint markers move its position past the others.
+    const subscription = this.store.subscribeToAll({ after, types });
     this.subscriptions.add(subscription);
     const iterator = subscription[Symbol.asyncIterator]();
     try {
