@@ -29,12 +29,10 @@ export class ThinkingService {
   async retrieve(req: RetrievalRequest): Promise<{ ranked: RankedChunk[]; queryKeys: string[] }> {
     // Independent steps run together: the query's entities and their neighbours while the base retrieval runs,
     // then the top hits' entities.
-    const T0 = performance.now(); const T: Record<string, number> = {}; const mark = (k: string) => (T[k] = Math.round(performance.now() - T0));
     const queryKeysP = this.graph.queryEntities(req.databaseId, req.query);
     const neighboursP = queryKeysP.then((keys) => this.graph.neighbours(req.databaseId, keys, THINKING.neighbours));
     neighboursP.catch(() => undefined); // awaited below
     const base = await this.retrieval.retrieve({ ...req, limit: Math.max(req.limit * 3, 30) });
-    mark('base');
     const top = base.slice(0, THINKING.topHits).map((r) => ({ itemKey: r.item.item_key, chunkIndex: chunkIndexOf(r.candidate.chunkId) }));
     const [queryKeys, neighbours, hitEntityMap] = await Promise.all([queryKeysP, neighboursP, this.graph.chunkEntities(req.databaseId, top)]);
     // A top hit's entities count only when another top hit shares them: an entity only one hit mentions would
@@ -46,9 +44,7 @@ export class ThinkingService {
     for (const k of hitEntities) weights.set(k, THINKING.hitEntity);
     for (const k of neighbours) weights.set(k, Math.max(weights.get(k) ?? 0, THINKING.neighbour));
     for (const k of queryKeys) weights.set(k, THINKING.queryEntity);
-    mark('graph1');
     const expansion = await this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, THINKING.expansion);
-    mark('expansionSql');
     const graphScore = new Map(expansion.map((e) => [`${e.itemKey}:${e.chunkIndex}`, e.score]));
     const maxGraph = Math.max(1e-9, ...graphScore.values());
 
@@ -58,7 +54,6 @@ export class ThinkingService {
     const newKeys = [...new Set(expansion.filter((e) => !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => e.itemKey))];
     // The query vector comes from the retrieval's in-process cache (the base retrieval embedded the same text).
     const [newItems, queryVector] = await Promise.all([this.retrieval.items(req.databaseId, newKeys), this.retrieval.embedQuery(req.vectorText)]);
-    mark('expansion+items');
     const vectors = new Map<string, Float32Array>();
     const now = Date.now();
     const perStore = await Promise.all(
@@ -72,7 +67,6 @@ export class ThinkingService {
         return this.infra.search.index.getChunks(index, wanted);
       }),
     );
-    mark('getChunks');
     for (const docs of perStore) {
       for (const doc of docs) {
         vectors.set(doc.chunkId, doc.vector as Float32Array);
@@ -106,8 +100,6 @@ export class ThinkingService {
       return { candidate: c.candidate, item: c.item, score, keyword: c.keyword, vector: lexical.get(id)!.vector };
     });
     ranked.sort((a, b) => b.score - a.score || (a.candidate.chunkId < b.candidate.chunkId ? -1 : 1));
-    mark('end');
-    if (process.env.THINK_DEBUG) console.log('THINK', JSON.stringify(T));
     return { ranked: ranked.slice(0, req.limit), queryKeys };
   }
 
