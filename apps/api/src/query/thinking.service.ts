@@ -7,8 +7,24 @@ import { INFRASTRUCTURE } from '../tokens';
 import { GraphContextService } from './graph-context.service';
 import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
 
-/** Weights of thinking mode (docs/retrieval.md): entity weights for expansion and the graph's share of the final score. */
-export const THINKING = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 10, graphWeight: 0.8 };
+/** Default weights of thinking mode (docs/retrieval.md): entity weights for expansion and the graph's share of the final score. */
+export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 10, graphWeight: 0.8 };
+
+/** Each weight can be overridden for tuning with `THINKING_<NAME>` (e.g. THINKING_GRAPH_WEIGHT=0.3); bad values are refused at start. */
+export function thinkingWeights(env: NodeJS.ProcessEnv): typeof THINKING_DEFAULTS {
+  const out = { ...THINKING_DEFAULTS };
+  for (const key of Object.keys(out) as (keyof typeof out)[]) {
+    const name = `THINKING_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
+    out[key] = value;
+  }
+  return out;
+}
+
+export const THINKING = thinkingWeights(process.env);
 
 const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));
 
