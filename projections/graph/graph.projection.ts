@@ -3,6 +3,7 @@ import type { Sql } from '../../libs/persistence/src/data-source';
 import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
 import type { BlobStore } from '../../libs/persistence/src/blob-store';
 import type { ExtractedGraph } from '../../libs/ingestion/src/graph/extract-graph';
+import { mapLimit } from '../../libs/persistence/src/map-limit';
 
 export const GRAPH_TABLES = ['rm_graph_entities', 'rm_graph_mentions', 'rm_graph_relations'];
 
@@ -205,40 +206,3 @@ async function foldGraph(blobs: BlobStore, events: RecordedEvent[], sql: Sql): P
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Maps with at most `limit` calls in flight; results in input order. */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
-/** Removes an item's mentions and relations; returns the entity keys it mentioned. */
-async function removeItem(sql: Sql, databaseId: string, itemKey: string): Promise<string[]> {
-  const rows: { k: string }[] = await sql.query('SELECT DISTINCT entity_key AS k FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
-  await sql.query('DELETE FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
-  await sql.query('DELETE FROM rm_graph_relations WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
-  return rows.map((r) => r.k);
-}
-
-/**
- * Entities are derived from the mentions that exist now (never from history): an entity nobody mentions any more
- * disappears with the content it came from, and its name and type are the same whatever order things happened in.
- */
-async function refreshEntities(sql: Sql, databaseId: string, keys: string[]): Promise<void> {
-  if (!keys.length) return;
-  await sql.query('DELETE FROM rm_graph_entities WHERE database_id = $1 AND entity_key = ANY($2)', [databaseId, keys]);
-  await sql.query(
-    `INSERT INTO rm_graph_entities (database_id, entity_key, name, type)
-     SELECT database_id, entity_key, min(name), coalesce(min(type) FILTER (WHERE type <> 'concept'), 'concept')
-     FROM rm_graph_mentions WHERE database_id = $1 AND entity_key = ANY($2) GROUP BY database_id, entity_key`,
-    [databaseId, keys],
-  );
-}
