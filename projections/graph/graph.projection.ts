@@ -206,3 +206,26 @@ async function foldGraph(blobs: BlobStore, events: RecordedEvent[], sql: Sql): P
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Removes an item's mentions and relations; returns the entity keys it mentioned. */
+async function removeItem(sql: Sql, databaseId: string, itemKey: string): Promise<string[]> {
+  const rows: { k: string }[] = await sql.query('SELECT DISTINCT entity_key AS k FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
+  await sql.query('DELETE FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
+  await sql.query('DELETE FROM rm_graph_relations WHERE database_id = $1 AND item_key = $2', [databaseId, itemKey]);
+  return rows.map((r) => r.k);
+}
+
+/**
+ * Entities are derived from the mentions that exist now (never from history): an entity nobody mentions any more
+ * disappears with the content it came from, and its name and type are the same whatever order things happened in.
+ */
+async function refreshEntities(sql: Sql, databaseId: string, keys: string[]): Promise<void> {
+  if (!keys.length) return;
+  await sql.query('DELETE FROM rm_graph_entities WHERE database_id = $1 AND entity_key = ANY($2)', [databaseId, keys]);
+  await sql.query(
+    `INSERT INTO rm_graph_entities (database_id, entity_key, name, type)
+     SELECT database_id, entity_key, min(name), coalesce(min(type) FILTER (WHERE type <> 'concept'), 'concept')
+     FROM rm_graph_mentions WHERE database_id = $1 AND entity_key = ANY($2) GROUP BY database_id, entity_key`,
+    [databaseId, keys],
+  );
+}
