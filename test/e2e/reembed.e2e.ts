@@ -62,6 +62,16 @@ describe('crs databases reembed', () => {
     const s1 = await stats();
     expect(JSON.stringify(s1)).toContain('openai-compatible:fake-embed:16d');
 
+    // Until the service runs that embedder too, the database is ranked by keywords only (vectors of two models are
+    // never compared), in both modes.
+    for (const mode of ['fast', 'thinking']) {
+      const kw = await t.request('POST', '/query', { body: { database: 'rdb', query: 'kestrel water tower', mode, max_results: 3 } });
+      expect(kw.status).toBe(200);
+      const top = (kw.body.data?.chunks ?? kw.body.chunks)[0];
+      expect(top.source_id ?? top.id).toBe('m1');
+      expect(top.scores?.vector ?? 0).toBe(0);
+    }
+
     // This service still runs GloVe: new content of that database errors with EMBEDDER_MISMATCH, it is never mixed in.
     await ingestMemories(t, 'rdb', [{ id: 'm4', text: 'The kestrel came back to the tower at dusk.' }]);
     await waitForStatus(t, 'rdb', ['m4'], ['errored']);

@@ -36,7 +36,10 @@ export class QueryService {
   async run(ctx: CommandContext, db: DatabaseRecord, body: QueryRequest, collections: string[] | undefined) {
     const started = Date.now();
     if (body.operator && body.query_by !== 'text') throw invalid('operator is only allowed with query_by "text"');
-    const alpha = body.query_by === 'text' ? 0 : resolveAlpha(body.alpha);
+    // A database whose embedder is not this service's (a configuration change before `crs databases reembed`)
+    // is ranked by keywords only: vectors of two models are never compared.
+    const sameVectorSpace = db.embedder.modelId === this.infra.embedder.modelId;
+    const alpha = body.query_by === 'text' || !sameVectorSpace ? 0 : resolveAlpha(body.alpha);
     const type = body.type ?? 'all';
     const stores: Store[] = type === 'all' ? ['knowledge', 'memory'] : [type];
     const caller = callerPrincipals(body.acl);

@@ -69,7 +69,7 @@ export class ThinkingService {
     for (const r of base) candidates.set(r.candidate.chunkId, { candidate: r.candidate, item: r.item, keyword: r.keyword });
     const newKeys = [...new Set(expansion.filter((e) => !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => e.itemKey))];
     // The query vector comes from the retrieval's in-process cache (the base retrieval embedded the same text).
-    const [newItems, queryVector] = await Promise.all([this.retrieval.items(req.databaseId, newKeys), this.retrieval.embedQuery(req.vectorText)]);
+    const [newItems, queryVector] = await Promise.all([this.retrieval.items(req.databaseId, newKeys), req.alpha > 0 ? this.retrieval.embedQuery(req.vectorText) : null]);
     const vectors = new Map<string, Float32Array>();
     const now = Date.now();
     const perStore = await Promise.all(
@@ -95,12 +95,12 @@ export class ThinkingService {
         }
       }
     }
-    const cos = new Map([...candidates.keys()].map((id) => [id, vectors.has(id) ? dot(queryVector, vectors.get(id)!) : 0]));
+    const cos = new Map([...candidates.keys()].map((id) => [id, queryVector && vectors.has(id) ? dot(queryVector, vectors.get(id)!) : 0]));
     const lo = Math.min(...cos.values());
     const hi = Math.max(...cos.values());
     const lexical = new Map(
       [...candidates.entries()].map(([id, c]) => {
-        const vector = hi - lo > 1e-12 ? (cos.get(id)! - lo) / (hi - lo) : 1;
+        const vector = !queryVector ? 0 : hi - lo > 1e-12 ? (cos.get(id)! - lo) / (hi - lo) : 1;
         return [id, { vector, score: req.alpha * vector + (1 - req.alpha) * c.keyword }];
       }),
     );
