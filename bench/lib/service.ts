@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,8 +30,12 @@ export interface SpawnServiceOptions {
   nodeFlags?: string[];
   /** Where the service's stdout/stderr go (default `<dataDir>/service.log`). */
   logFile?: string;
-  /** Keep the data directory after stop (default false). */
+  /** Keep the data directory after stop (default false; always kept when `dataDir` is given). */
   keepData?: boolean;
+  /** Reuse this data directory (created if missing) instead of a fresh temporary one, e.g. to restart on ingested data. */
+  dataDir?: string;
+  /** Bootstrap API key (default a random one; pass the earlier key when reusing a data directory). */
+  key?: string;
   startTimeoutMs?: number;
 }
 
@@ -66,9 +70,10 @@ export async function spawnService(opts: SpawnServiceOptions = {}): Promise<Serv
   const root = resolve(opts.root ?? process.cwd());
   const main = join(root, 'dist/apps/api/src/main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
-  const dataDir = mkdtempSync(join(tmpdir(), 'crs-bench-'));
+  const dataDir = opts.dataDir ? resolve(opts.dataDir) : mkdtempSync(join(tmpdir(), 'crs-bench-'));
+  if (opts.dataDir) mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
-  const key = benchKey();
+  const key = opts.key ?? benchKey();
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: String(port),
@@ -117,7 +122,7 @@ export async function spawnService(opts: SpawnServiceOptions = {}): Promise<Serv
       clearTimeout(t);
     }
     log.end();
-    if (!opts.keepData) rmSync(dataDir, { recursive: true, force: true });
+    if (!opts.keepData && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     await ready;

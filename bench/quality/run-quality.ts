@@ -121,7 +121,7 @@ export async function runQuality(service: ServiceHandle, opts: QualityRunOptions
   return run;
 }
 
-async function ingestAndWait(
+export async function ingestAndWait(
   client: CrsClient,
   database: string,
   count: number,

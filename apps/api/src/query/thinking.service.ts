@@ -8,7 +8,7 @@ import { GraphContextService } from './graph-context.service';
 import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
 
 /** Default weights of thinking mode (docs/retrieval.md): entity weights for expansion and the graph's share of the final score. */
-export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 10, graphWeight: 0.8 };
+export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0, topHits: 5, neighbours: 10, expansion: 50, rrfK: 10, graphWeight: 0.15 };
 
 /** Each weight can be overridden for tuning with `THINKING_<NAME>` (e.g. THINKING_GRAPH_WEIGHT=0.3); bad values are refused at start. */
 export function thinkingWeights(env: NodeJS.ProcessEnv): typeof THINKING_DEFAULTS {
