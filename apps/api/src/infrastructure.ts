@@ -56,6 +56,9 @@ export class Infrastructure {
   static async open(config: AppConfig, log: RunnerLogger): Promise<Infrastructure> {
     const ds = await openDataSource(config.databaseUrl, { name: 'crs' });
     const pool = new Pool({ connectionString: config.databaseUrl, max: 20, application_name: 'crs-events' });
+    // An idle client whose connection dies (Postgres restarting or shutting down first) is dropped by the pool and
+    // replaced on next use; without a listener the 'error' event would crash the process.
+    pool.on('error', (err) => log.error({ err: err.message }, 'idle event-store connection lost'));
     const store = await createEventStore({ eventstoreUrl: config.eventstoreUrl, pool });
     const keys = new ApiKeyRepository(ds);
     await keys.init();
