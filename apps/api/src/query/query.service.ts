@@ -14,7 +14,7 @@ import { ThinkingService } from './thinking.service';
 import { GraphContextService } from './graph-context.service';
 
 /**
- * alpha "auto" (and omitted): the balance measured best on the development benchmarks (bench/results/quality.md,
+ * alpha "auto" (and omitted): the balance measured best on the development benchmarks (bench/results/quality-alpha-sweep-e918f47.md,
  * GloVe-SIF: SciFact nDCG@10 0.691 at 0.2 vs 0.621 at 0.5; LoCoMo dev R@10 64.3 vs 61.3).
  */
 export const AUTO_ALPHA = 0.2;
