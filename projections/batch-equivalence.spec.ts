@@ -7,21 +7,13 @@ import type { ExtractedGraph } from '../libs/ingestion/src/graph/extract-graph';
 import { createTestDatabase } from '../test/support/test-database';
 import { expectBatchEquivalent } from '../test/support/projection-spec';
 import { itemsProjection } from './items/items.projection';
+import { seededRandom } from '../bench/lib/prng';
 import { graphProjection } from './graph/graph.projection';
 import { queriesProjection } from './queries/queries.projection';
 import { webhookOutboxProjection } from './webhook-outbox/webhook-outbox.projection';
 
-/** mulberry32: seeded, so a failing sequence is reproducible from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (bench/lib/prng.ts): seeded, so a failing sequence is reproducible from its seed. */
+const seeded = seededRandom;
 
 const DBS = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222'];
 const COLLECTIONS = ['default', 'temp'];

@@ -5,6 +5,7 @@ import {
   type SearchIndex,
   SearchIndexError,
 } from '../../libs/search/src';
+import { seededRandom } from '../../bench/lib/prng';
 
 /**
  * The SearchIndex contract, written once and run against every adapter
@@ -20,16 +21,7 @@ const DIM = 8;
 const T0 = 1_700_000_000_000;
 
 /** Deterministic pseudo-random numbers (mulberry32), so failures reproduce. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 function axis(i: number, dims = DIM): number[] {
   const v = new Array<number>(dims).fill(0);
