@@ -56,6 +56,8 @@ export const itemsProjection: ReadModelProjection = {
     `CREATE INDEX IF NOT EXISTS rm_items_graph_pending ON rm_items (ingest_position) WHERE status = 'graph_creation'`,
     `CREATE INDEX IF NOT EXISTS rm_items_lookup ON rm_items (database_id, item_id)`,
     `CREATE INDEX IF NOT EXISTS rm_items_collection ON rm_items (database_id, collection, store, created_at)`,
+    // ingest order within a collection: the neighbours of a memory (conversation context, apps/api/src/query/conversation-context.ts)
+    `CREATE INDEX IF NOT EXISTS rm_items_sequence ON rm_items (database_id, collection, store, created_at, ingest_position)`,
   ],
   handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'DatabaseDeleted', 'CollectionDeleted'],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {

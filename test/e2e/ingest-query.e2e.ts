@@ -45,6 +45,24 @@ describe('ingest and query through HTTP', () => {
     expect(pairs.body.data.chunks[0].chunk_content).toMatch(/User: Where did I park\?[\s\S]*Assistant: You parked/);
   });
 
+  it('conversation context: the memory after a matching one in the same conversation is found too, not across conversations', async () => {
+    await t.createDatabase('conv');
+    await ingestMemories(t, 'conv', [
+      { id: 'c1', text: 'Melanie said, "What did you research last week?"', additional_metadata: { session: 1 } },
+      { id: 'c2', text: 'Caroline said, "Adoption agencies! I want to give a kid a loving home."', additional_metadata: { session: 1 } },
+      { id: 'd1', text: 'Caroline said, "See you soon."', additional_metadata: { session: 2 } },
+    ]);
+    await waitForStatus(t, 'conv', ['c1', 'c2', 'd1']);
+    const q = await t.request('POST', '/query', { body: { database: 'conv', query: 'research', type: 'memory', query_by: 'text' } });
+    expect(q.body.data.chunks.map((c: any) => c.id)).toEqual(['c1', 'c2']);
+    const [c1, c2] = q.body.data.chunks;
+    expect(c2.chunk_content).toContain('Adoption agencies');
+    expect(c2.scores.keyword).toBeLessThan(c1.scores.keyword);
+    // `and` and `phrase` promise matches: no context there
+    const and = await t.request('POST', '/query', { body: { database: 'conv', query: 'research', type: 'memory', query_by: 'text', operator: 'and' } });
+    expect(and.body.data.chunks.map((c: any) => c.id)).toEqual(['c1']);
+  });
+
   it('filters by schema metadata and additional_metadata; unknown filter keys are 400', async () => {
     await ingestMemories(t, 'kb', [{ id: 'f1', text: 'Quarterly revenue report for the sales team', metadata: JSON.stringify({ team: 'blue', year: 2022 }), additional_metadata: { connector_id: 'c-1' } }]);
     await waitForStatus(t, 'kb', ['f1']);

@@ -4,6 +4,7 @@ import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
 import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
+import { CONTEXT, type ContextWeights, lendScores, type Neighbour } from './conversation-context';
 
 export interface RetrievalRequest {
   databaseId: string;
@@ -74,6 +75,8 @@ const QUERY_VECTORS = 512;
 @Injectable()
 export class RetrievalService {
   private readonly queryVectors = new Map<string, Promise<Float32Array>>();
+  /** Conversation context weights (conversation-context.ts); replaceable in tests. */
+  context: ContextWeights = CONTEXT;
 
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
@@ -115,7 +118,11 @@ export class RetrievalService {
         if (!index) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[] };
         // Lean hits: the engine reads ids, version and text only (metadata, ACL, dates come from the read model).
         const [kw, vec] = await Promise.all([
-          req.alpha < 1 && req.query.trim() ? this.infra.search.index.keywordSearchLean(index, req.query, { limit: pool, filter, operator: req.operator }) : Promise.resolve([]),
+          req.alpha < 1 && req.query.trim()
+            ? this.infra.search.index
+                .keywordSearchLean(index, req.query, { limit: pool, filter, operator: req.operator })
+                .then((hits) => (store === 'memory' ? this.withConversationContext(req, index, filter, hits, now) : hits))
+            : Promise.resolve([]),
           vectorPromise.then((v) => (v ? this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter }) : [])),
         ]);
         return { kw, vec };
@@ -142,6 +149,46 @@ export class RetrievalService {
     }
     ranked.sort((a, b) => b.score - a.score || (a.candidate.chunkId < b.candidate.chunkId ? -1 : 1));
     return ranked.slice(0, req.limit);
+  }
+
+  /**
+   * Conversation context (conversation-context.ts): memory hits the caller may see lend part of their keyword
+   * score to the memories right after and before them in the same conversation, which become candidates if they
+   * were not. Only for the default `or` keyword query (`and` and `phrase` promise matches) over the whole store.
+   */
+  private async withConversationContext(req: RetrievalRequest, index: string, filter: SearchFilter, hits: LeanCandidate[], now: number): Promise<LeanCandidate[]> {
+    const { after, before } = this.context;
+    if (!hits.length || (!after.length && !before.length) || (req.operator ?? 'or') !== 'or' || req.itemKeys) return hits;
+    const items = await this.items(req.databaseId, [...new Set(hits.map((h) => h.itemId))]);
+    const own = new Map<string, number>();
+    for (const h of hits) {
+      const item = items.get(h.itemId);
+      if (!item || item.kind === 'inferred' || !this.servable(item, h, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata)) continue;
+      own.set(h.itemId, Math.max(own.get(h.itemId) ?? -Infinity, h.score));
+    }
+    if (!own.size) return hits;
+    const rows: { hit: string; item_key: string; dir: number; seq: string; same: boolean }[] = await this.infra.ds.query(NEIGHBOURS_SQL, [req.databaseId, [...own.keys()], after.length, before.length]);
+    const neighbours = new Map<string, Neighbour[]>();
+    const runs = new Map<string, typeof rows>();
+    for (const r of rows) runs.set(`${r.hit}/${r.dir}`, [...(runs.get(`${r.hit}/${r.dir}`) ?? []), r]);
+    for (const run of runs.values()) {
+      run.sort((a, b) => Number(a.seq) - Number(b.seq));
+      for (const r of run) {
+        if (!r.same) break; // another conversation (or user) starts here
+        neighbours.set(r.hit, [...(neighbours.get(r.hit) ?? []), { itemKey: r.item_key, distance: r.dir * Number(r.seq) }]);
+      }
+    }
+    const lent = lendScores(own, neighbours, this.context);
+    const added = (key: string) => (lent.get(key) ?? 0) - (own.get(key) ?? 0);
+    const out = hits.map((h) => (added(h.itemId) > 0 ? { ...h, score: h.score + added(h.itemId) } : h));
+    const inHits = new Set(hits.map((h) => h.itemId));
+    const fresh = [...lent.keys()].filter((key) => !inHits.has(key));
+    if (fresh.length) {
+      // The neighbours' chunks under the same pushed-down filters; the read-model checks follow in retrieve().
+      const docs = await this.infra.search.index.listChunks(index, { filter: { ...filter, itemIds: fresh } });
+      for (const d of docs) out.push({ chunkId: d.chunkId, itemId: d.itemId, score: lent.get(d.itemId)!, doc: { chunkId: d.chunkId, itemId: d.itemId, text: d.text, version: d.version } });
+    }
+    return out.sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));
   }
 
   /** The authoritative check of one hit against the read model. */
@@ -173,6 +220,30 @@ export class RetrievalService {
     return new Map(rows.map((r) => [r.item_key, r]));
   }
 }
+
+/**
+ * For each hit ($2), up to $3 memories after it and $4 before it in ingest order (created_at, then log position),
+ * in the same collection, not inferred; `same`: same additional metadata and user name (the same conversation).
+ */
+const NEIGHBOURS_SQL = `
+  SELECT h.item_key AS hit, n.item_key, n.dir, n.seq, n.same
+  FROM rm_items h
+  CROSS JOIN LATERAL (
+    SELECT a.item_key, 1 AS dir, row_number() OVER (ORDER BY a.created_at, a.ingest_position) AS seq,
+           (a.additional_metadata = h.additional_metadata AND a.user_name IS NOT DISTINCT FROM h.user_name) AS same
+    FROM (SELECT x.item_key, x.created_at, x.ingest_position, x.additional_metadata, x.user_name FROM rm_items x
+          WHERE x.database_id = h.database_id AND x.collection = h.collection AND x.store = 'memory' AND x.kind <> 'inferred'
+            AND (x.created_at, x.ingest_position) > (h.created_at, h.ingest_position)
+          ORDER BY x.created_at, x.ingest_position LIMIT $3) a
+    UNION ALL
+    SELECT b.item_key, -1 AS dir, row_number() OVER (ORDER BY b.created_at DESC, b.ingest_position DESC) AS seq,
+           (b.additional_metadata = h.additional_metadata AND b.user_name IS NOT DISTINCT FROM h.user_name) AS same
+    FROM (SELECT y.item_key, y.created_at, y.ingest_position, y.additional_metadata, y.user_name FROM rm_items y
+          WHERE y.database_id = h.database_id AND y.collection = h.collection AND y.store = 'memory' AND y.kind <> 'inferred'
+            AND (y.created_at, y.ingest_position) < (h.created_at, h.ingest_position)
+          ORDER BY y.created_at DESC, y.ingest_position DESC LIMIT $4) b
+  ) n
+  WHERE h.database_id = $1 AND h.item_key = ANY($2) AND h.store = 'memory' AND h.kind <> 'inferred'`;
 
 /** Metadata filters re-checked on the read model: an index with stale attributes can narrow, never widen. */
 export function matchesFilters(item: ItemRow, metadata?: SearchFilter['metadata'], additional?: SearchFilter['additionalMetadata']): boolean {

@@ -1,0 +1,75 @@
+/**
+ * Conversation context for keyword ranking of memories (docs/retrieval.md, "Conversation context").
+ *
+ * A memory is often one turn of a conversation, and a turn's words answer the turn before it: "What did you
+ * research?" / "Adoption agencies." A question about it matches the asking turn, while the answer is the next one.
+ * So a memory that matches the query lends part of its keyword score to its neighbours in the same conversation:
+ * the next memories (`after[0]` of its score to the next one, `after[1]` to the one after that) and the previous one
+ * (`before[0]`). A neighbour that does not match the query itself becomes a candidate with the lent score alone.
+ *
+ * Neighbours are the memories ingested right before and after, in the same collection, with the same
+ * `additional_metadata` and user name (a change of either ends the conversation), and not inferred. Only hits
+ * the caller may see lend, and a neighbour is checked like every other hit, so nothing is served or ranked on
+ * content the caller cannot see. Computed at query time from the items read model: nothing is stored in the search
+ * index, so deletion, ACL changes and rebuilds need nothing more.
+ */
+export interface ContextWeights {
+  /** Share of a hit's keyword score lent to the 1st, 2nd, ... memory after it. */
+  after: number[];
+  /** Share lent to the 1st, ... memory before it. */
+  before: number[];
+}
+
+/** Measured on the development benchmarks (LoCoMo dev; docs/retrieval.md). */
+export const CONTEXT_DEFAULTS: ContextWeights = { after: [0.5, 0.25], before: [0.25] };
+
+/** How far a conversation is followed (each weight list is at most this long). */
+export const MAX_CONTEXT_DISTANCE = 3;
+
+/**
+ * `RETRIEVAL_CONTEXT_AFTER` / `RETRIEVAL_CONTEXT_BEFORE`: comma-separated non-negative shares (empty or `0` turns a
+ * direction off), for tuning without a rebuild; bad values are refused at start.
+ */
+export function contextWeights(env: NodeJS.ProcessEnv): ContextWeights {
+  const parse = (name: string, fallback: number[]): number[] => {
+    const raw = env[name];
+    if (raw === undefined) return fallback;
+    const parts = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const values = parts.map(Number);
+    if (values.length > MAX_CONTEXT_DISTANCE || values.some((v) => !Number.isFinite(v) || v < 0)) {
+      throw new Error(`${name} must be up to ${MAX_CONTEXT_DISTANCE} comma-separated non-negative numbers, got ${raw}`);
+    }
+    // trailing zeros look no further
+    while (values.length && values[values.length - 1] === 0) values.pop();
+    return values;
+  };
+  return { after: parse('RETRIEVAL_CONTEXT_AFTER', CONTEXT_DEFAULTS.after), before: parse('RETRIEVAL_CONTEXT_BEFORE', CONTEXT_DEFAULTS.before) };
+}
+
+export const CONTEXT = contextWeights(process.env);
+
+/** A neighbour of a hit: `distance` > 0 after it, < 0 before it (only unbroken runs of the same conversation). */
+export interface Neighbour {
+  itemKey: string;
+  distance: number;
+}
+
+/**
+ * The keyword score of every item after lending: each lending item's score (its best chunk) is added, times the
+ * weight of the distance, to each neighbour's score. Lending is from the hits' own scores only (no chains).
+ */
+export function lendScores(
+  itemScores: Map<string, number>,
+  neighbours: Map<string, Neighbour[]>,
+  weights: ContextWeights,
+): Map<string, number> {
+  const out = new Map(itemScores);
+  for (const [key, score] of itemScores) {
+    for (const n of neighbours.get(key) ?? []) {
+      const w = n.distance > 0 ? weights.after[n.distance - 1] : weights.before[-n.distance - 1];
+      if (!w) continue;
+      out.set(n.itemKey, (out.get(n.itemKey) ?? 0) + w * score);
+    }
+  }
+  return out;
+}
