@@ -13,7 +13,11 @@ async function main(): Promise<void> {
   if (!databaseUrl) {
     const dataDir = process.env.DATA_DIR ?? '.data';
     console.log(`Starting embedded Postgres under ${dataDir}/postgres ...`);
-    const pg = await startEmbeddedPostgres({ dataDir, log: process.env.LOG_LEVEL === 'debug' ? (l) => console.log(l) : undefined });
+    const pg = await startEmbeddedPostgres({
+      dataDir,
+      log: process.env.LOG_LEVEL === 'debug' ? (l) => console.log(l) : undefined,
+      statStatements: process.env.POSTGRES_STAT_STATEMENTS === 'true',
+    });
     databaseUrl = pg.url;
     stopPostgres = () => pg.stop();
   }

@@ -461,10 +461,13 @@ function appendFunctionName(options: Pick<PostgresEventStoreOptions, 'schema' | 
  * - Rows are inserted in request and event order, so positions increase with revision and across requests.
  * - NOTIFY inside the transaction is delivered only when it commits: subscribers wake after the rows are
  *   visible, never before, and a rolled-back append wakes nobody.
+ * - `plan_cache_mode = force_generic_plan`: the loop's statements depend on the stream only through an equality
+ *   on an indexed column, so one plan fits every stream. Left to choose, the plan cache kept planning them anew
+ *   for every stream, which made an append of 64 streams cost ~3× more (measured: 44.5 → 13.7 ms in Postgres).
  */
 function appendFunctionDdl(table: string, fn: string): string {
   return `CREATE OR REPLACE FUNCTION ${fn}(batch jsonb, lock_key bigint, channel text) RETURNS jsonb
-LANGUAGE plpgsql AS $body$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $body$
 DECLARE
   req jsonb;
   s text;

@@ -25,6 +25,8 @@ export interface EmbeddedPostgresOptions {
   database?: string;
   port?: number;
   log?: (line: string) => void;
+  /** Preload pg_stat_statements and create the extension (diagnostics: per-statement time, for benchmarks and ops). */
+  statStatements?: boolean;
 }
 
 const USER = 'crs';
@@ -55,7 +57,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     port,
     persistent: true,
     createPostgresUser: isRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      // Statistics within seconds of a burst of ingest, not a minute: a young database's first thousands of items
+      // are otherwise planned as if its tables were empty.
+      ...['-c', 'autovacuum_naptime=10s'],
+      ...(opts.statStatements ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all'] : []),
+    ],
     onLog: (m: string) => log(String(m).trim()),
     onError: (e: unknown) => log(`postgres error: ${String(e)}`),
   });
@@ -72,6 +80,15 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database}"`);
   } finally {
     await admin.end();
+  }
+  if (opts.statStatements) {
+    const db = pg.getPgClient(database, '127.0.0.1');
+    await db.connect();
+    try {
+      await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    } finally {
+      await db.end();
+    }
   }
   return {
     port,
