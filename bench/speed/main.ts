@@ -19,6 +19,8 @@ const USAGE = `npm run bench:speed -- [options]
   --scenarios "<name>,..."  only these query scenarios (${SCENARIOS.map((s) => s.name).join('; ')})
   --seed 42                 corpus and query seed
   --profile                 run the service under node --cpu-prof and summarise the profile per phase
+  --pg-statements           run Postgres with pg_stat_statements and report each ingest phase's heaviest statements
+  --ingest-only             stop after ingest (no query load, no rebuild)
   --out <dir>               where results go (default bench/results)
   --name <name>             result file base name (default speed)
   --smoke                   200 chunks, 2-second runs`;
@@ -31,7 +33,7 @@ export function parseSize(s: string): number {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2), {
-    size: 'string', full: 'boolean', duration: 'string', connections: 'string', 'ingest-concurrency': 'string', scenarios: 'string', seed: 'string', profile: 'boolean', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean',
+    size: 'string', full: 'boolean', duration: 'string', connections: 'string', 'ingest-concurrency': 'string', scenarios: 'string', seed: 'string', profile: 'boolean', 'pg-statements': 'boolean', 'ingest-only': 'boolean', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean',
   });
   if (args.help) return void console.log(USAGE);
   const root = resolve(__dirname, '../../..');
@@ -46,6 +48,8 @@ async function main(): Promise<void> {
   const outDir = resolve(String(args.out ?? join(root, 'bench/results')));
   const name = String(args.name ?? (smoke ? 'speed-smoke' : 'speed'));
   const profile = Boolean(args.profile);
+  const pgStatements = Boolean(args['pg-statements']);
+  const ingestOnly = Boolean(args['ingest-only']);
   const environment = runEnvironment(root);
   const configuration = {
     sizes,
@@ -55,6 +59,8 @@ async function main(): Promise<void> {
     seed,
     scenarios: scenarios ?? 'all',
     profile,
+    pgStatements,
+    ingestOnly,
     service: 'node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (glove embedder, PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS 256, LOG_LEVEL warn)',
   };
   const progress = createProgress();
@@ -71,7 +77,7 @@ async function main(): Promise<void> {
     const profDir = join(tmpdir(), 'crs-bench-profiles', `${name}-${size}-${Date.now()}`);
     if (profile) mkdirSync(profDir, { recursive: true });
     progress.log(`== ${size} chunks: starting the service${profile ? ' (profiling)' : ''}`);
-    const service = await spawnService({ root, nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
+    const service = await spawnService({ root, nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [], env: pgStatements ? { POSTGRES_STAT_STATEMENTS: 'true' } : {} });
     progress.log(`service pid ${service.pid} on ${service.baseUrl}, DATA_DIR ${service.dataDir}`);
     let run;
     try {
@@ -86,6 +92,8 @@ async function main(): Promise<void> {
         root,
         servicePid: service.pid,
         progress,
+        ingestOnly,
+        pgStatements,
         rebuild: (s) => runRebuildCli(root, { DATABASE_URL: s.databaseUrl(), DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' }),
       });
     } finally {

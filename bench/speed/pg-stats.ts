@@ -64,3 +64,50 @@ export async function recordedQueryLatencies(databaseUrl: string, requestIds: st
     await c.end();
   }
 }
+
+/** One normalised statement's share of a phase (pg_stat_statements; the service runs with POSTGRES_STAT_STATEMENTS=true). */
+export interface PgStatement {
+  query: string;
+  calls: number;
+  totalMs: number;
+  meanMs: number;
+  rows: number;
+}
+
+/** Zeroes pg_stat_statements (a no-op answer of false when the extension is absent). */
+export async function resetPgStatements(databaseUrl: string): Promise<boolean> {
+  const c = new Client({ connectionString: databaseUrl, application_name: 'crs-bench-stats' });
+  await c.connect();
+  try {
+    const { rows } = await c.query(`SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'`);
+    if (!rows.length) return false;
+    await c.query('SELECT pg_stat_statements_reset()');
+    return true;
+  } finally {
+    await c.end();
+  }
+}
+
+/** The statements that took the most execution time since the last reset (this tool's own excluded). */
+export async function topPgStatements(databaseUrl: string, limit = 15): Promise<PgStatement[]> {
+  const c = new Client({ connectionString: databaseUrl, application_name: 'crs-bench-stats' });
+  await c.connect();
+  try {
+    const { rows } = await c.query(
+      `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS q, calls::float8 AS calls, total_exec_time::float8 AS total, rows::float8 AS rows
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND query NOT ILIKE '%pg_stat_statements%' AND query NOT ILIKE '%pg_stat_database%'
+       ORDER BY total_exec_time DESC LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r: { q: string; calls: number; total: number; rows: number }) => ({
+      query: r.q.length > 160 ? `${r.q.slice(0, 157)}...` : r.q,
+      calls: r.calls,
+      totalMs: Math.round(r.total),
+      meanMs: Math.round((r.total / Math.max(1, r.calls)) * 1000) / 1000,
+      rows: r.rows,
+    }));
+  } finally {
+    await c.end();
+  }
+}

@@ -125,8 +125,18 @@ export function speedMarkdown(report: SpeedReport): string {
       for (const p of stepped) out.push(`- ${p.kind}: ${Object.entries(p.pipelineMsPerItem!).map(([step, ms]) => `${step} ${ms}`).join(', ')}`);
       out.push('');
     }
+    for (const p of run.ingest.filter((x) => x.pgStatements?.length)) {
+      out.push(`Heaviest Postgres statements while ingesting ${p.kind} (pg_stat_statements, execution time; per item = total / ${p.items} items):`, '');
+      out.push(
+        table(
+          ['statement', 'calls', 'total ms', 'mean ms', 'ms per item', 'rows'],
+          p.pgStatements!.map((st) => [`\`${st.query.replace(/\|/g, '\\|').replace(/`/g, "'")}\``, st.calls, st.totalMs, st.meanMs, Math.round((st.totalMs / p.items) * 100) / 100, st.rows]),
+        ),
+        '',
+      );
+    }
     if (run.lanceCommitsAfterIngest) out.push(`LanceDB table versions after ingest (one per commit, kept an hour): ${Object.entries(run.lanceCommitsAfterIngest).map(([t, n]) => `${t.replace(/_[0-9a-f]{32}_/, '_<db>_')} ${n}`).join(', ')}.`, '');
-    out.push('### Query latency (ms; autocannon, 127.0.0.1)', '');
+    if (run.scenarios.length) out.push('### Query latency (ms; autocannon, 127.0.0.1)', '');
     const rows: (string | number)[][] = [];
     for (const [c, r] of Object.entries(run.fixedJson)) rows.push(loadRow('floor: Fastify fixed JSON', c, r));
     for (const s of run.scenarios) {
@@ -142,7 +152,7 @@ export function speedMarkdown(report: SpeedReport): string {
         }
       }
     }
-    out.push(table(['what', 'clients', 'requests', 'req/s', 'p50', 'p95', 'p99', 'notes'], rows), '');
+    if (rows.length) out.push(table(['what', 'clients', 'requests', 'req/s', 'p50', 'p95', 'p99', 'notes'], rows), '');
     const bd = run.scenarios.flatMap((x) => (x.breakdown ?? []).map((b) => ({ name: x.scenario.name, b })));
     if (bd.length) {
       out.push('Where one query\'s time goes (medians of 20 sequential queries, 1 client; server = `meta.latency_ms`, retrieval = the `latencyMs` the service records in QueryRecorded, engine = the same query on the in-process engine floor):', '');

@@ -7,7 +7,7 @@ import { round } from '../lib/stats';
 import { generateCorpus, SPEED_METADATA_SCHEMA, TEAMS, TextGenerator, USERS, type SpeedCorpus } from './corpus';
 import { EngineFloor, findTables, measureEngineInProcess, type InProcessResult, spawnFloorServer, startFloorServer, type FloorServer } from './floor';
 import { runLoad, type LoadResult } from './load';
-import { countersPerItem, lanceCommits, pgCounters, recordedQueryLatencies } from './pg-stats';
+import { countersPerItem, lanceCommits, pgCounters, recordedQueryLatencies, resetPgStatements, topPgStatements, type PgStatement } from './pg-stats';
 import type { RebuildResult } from './rebuild';
 import { percentile } from '../lib/stats';
 
@@ -32,6 +32,10 @@ export interface SpeedOptions {
   progress: Progress;
   /** pid whose process tree is sampled for CPU time (the service); undefined when in-process. */
   servicePid?: number;
+  /** Stop after ingest (no query load, no rebuild). */
+  ingestOnly?: boolean;
+  /** Record each ingest phase's heaviest Postgres statements (the service must run with POSTGRES_STAT_STATEMENTS=true). */
+  pgStatements?: boolean;
 }
 
 export interface IngestPhase {
@@ -58,6 +62,8 @@ export interface IngestPhase {
   lanceCommitsPerItem?: number;
   /** the service's own account of its indexing pipeline during the phase: wall ms per item in each step (batches overlap) */
   pipelineMsPerItem?: Record<string, number>;
+  /** the phase's heaviest Postgres statements (with --pg-statements) */
+  pgStatements?: PgStatement[];
 }
 
 /** Where the time of one query goes (medians over sequential queries, 1 client). */
@@ -214,6 +220,10 @@ export async function runSpeed(service: ServiceHandle, opts: SpeedOptions): Prom
   opts.progress.log(`indexed: ${chunks.total} chunks (${chunks.memory} memory, ${chunks.knowledge} knowledge)`);
   await sleep(3000); // let the engine's background optimize fold the last writes in
   const lanceCommitsAfterIngest = lanceCommits(join(service.dataDir, 'lancedb'));
+  const corpusInfo = { memories: corpus.memories.length, documents: corpus.documents.length, apps: corpus.apps.length, estimatedChunks: corpus.estimatedChunks, generateMs };
+  if (opts.ingestOnly) {
+    return { size: opts.size, seed, database: DATABASE, databaseId, corpus: corpusInfo, chunks, ingest, fixedJson: {}, scenarios: [], phases, lanceCommitsAfterIngest, wallMs: Date.now() - started };
+  }
 
   // Floors: the engine straight (in a separate process behind a minimal Fastify route, and in-process), and a fixed JSON route.
   const tables = await findTables(join(service.dataDir, 'lancedb'), databaseId);
@@ -279,7 +289,7 @@ export async function runSpeed(service: ServiceHandle, opts: SpeedOptions): Prom
     seed,
     database: DATABASE,
     databaseId,
-    corpus: { memories: corpus.memories.length, documents: corpus.documents.length, apps: corpus.apps.length, estimatedChunks: corpus.estimatedChunks, generateMs },
+    corpus: corpusInfo,
     chunks,
     ingest,
     fixedJson,
@@ -337,6 +347,7 @@ async function ingestPhase(
 ): Promise<IngestPhase> {
   const lanceDir = join(service.dataDir, 'lancedb');
   const sumCommits = () => Object.values(lanceCommits(lanceDir)).reduce((a, b) => a + b, 0);
+  const statements = opts.pgStatements ? await resetPgStatements(service.databaseUrl()) : false;
   const pg0 = await pgCounters(service.databaseUrl());
   const lance0 = sumCommits();
   const steps0 = await client.pipelineSteps();
@@ -380,6 +391,7 @@ async function ingestPhase(
   indexed.stop();
   await sleep(1500); // let the backends flush their statistics
   const pg1 = await pgCounters(service.databaseUrl());
+  const pgStatements = statements ? await topPgStatements(service.databaseUrl()) : undefined;
   const lance1 = sumCommits();
   const steps1 = await client.pipelineSteps();
   const pipelineMsPerItem = Object.fromEntries(
@@ -408,5 +420,6 @@ async function ingestPhase(
     postgres: countersPerItem(pg0, pg1, k.items),
     lanceCommitsPerItem: round((lance1 - lance0) / k.items, 2),
     pipelineMsPerItem,
+    ...(pgStatements ? { pgStatements } : {}),
   };
 }

@@ -43,17 +43,20 @@ export class DatabaseStatsController {
   private async compute(db: DatabaseRecord, collection?: string) {
     const params: unknown[] = collection ? [db.id, collection] : [db.id];
     const inColl = collection ? 'AND collection = $2' : '';
-    const rows: { store: string; status: string; n: number; chunks: number; bytes: string }[] = await this.infra.ds.query(
-      `SELECT store, status, count(*)::int AS n, coalesce(sum(chunk_count), 0)::int AS chunks, coalesce(sum(bytes), 0)::bigint AS bytes
-       FROM rm_items WHERE database_id = $1 ${inColl} GROUP BY store, status`,
-      params,
-    );
-    const growth: { day: string; items: number; bytes: string }[] = await this.infra.ds.query(
-      `SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, count(*)::int AS items, coalesce(sum(bytes), 0)::bigint AS bytes
-       FROM rm_items WHERE database_id = $1 ${inColl} AND created_at > now() - interval '30 days' GROUP BY 1 ORDER BY 1`,
-      params,
-    );
-    const collections = await this.infra.directory.collections(db.id);
+    // Both scan the database's rows of rm_items; they run side by side. Days are UTC dates (a cast, cheaper than to_char).
+    const [rows, growth, collections]: [{ store: string; status: string; n: number; chunks: number; bytes: string }[], { day: string; items: number; bytes: string }[], unknown[]] = await Promise.all([
+      this.infra.ds.query(
+        `SELECT store, status, count(*)::int AS n, coalesce(sum(chunk_count), 0)::int AS chunks, coalesce(sum(bytes), 0)::bigint AS bytes
+         FROM rm_items WHERE database_id = $1 ${inColl} GROUP BY store, status`,
+        params,
+      ),
+      this.infra.ds.query(
+        `SELECT ((created_at AT TIME ZONE 'UTC')::date)::text AS day, count(*)::int AS items, coalesce(sum(bytes), 0)::bigint AS bytes
+         FROM rm_items WHERE database_id = $1 ${inColl} AND created_at > now() - interval '30 days' GROUP BY 1 ORDER BY 1`,
+        params,
+      ),
+      this.infra.directory.collections(db.id),
+    ]);
     const byStore = (store: string) => {
       const mine = rows.filter((r) => r.store === store);
       return {
