@@ -2,13 +2,40 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
+export interface BlobStoreOptions {
+  /**
+   * Bytes of recently stored or read blobs kept in memory (least recently used dropped first). Default 64 MiB;
+   * 0 disables. Blobs are immutable (named by their hash), so a cached copy is never stale; a blob whose
+   * database was deleted is dropped from the cache with it.
+   */
+  cacheBytes?: number;
+  /** Blobs from this size up are looked for on disk before being written (default 64 KiB); smaller ones are written again. */
+  statFromBytes?: number;
+}
+
 /**
  * Content-addressed blobs per database: `<root>/<databaseId>/<sha[0:2]>/<sha256>`. Large payloads (files,
  * memory text, chunk lists) live here and events carry only the hash. A database's directory is removed with it.
  * Production points `root` at a shared volume; the same layout maps onto a bucket.
+ *
+ * In one process a blob is typically written by one step and read back by the next (ingest → pipeline,
+ * pipeline → search index and graph projection): the in-memory cache answers those reads, so a memory's way
+ * through the pipeline costs a few file writes instead of ~30 file system calls.
  */
 export class BlobStore {
-  constructor(private readonly root: string) {}
+  private readonly cache = new Map<string, Buffer>();
+  private cached = 0;
+  private readonly dirs = new Set<string>();
+  private readonly cacheBytes: number;
+  private readonly statFromBytes: number;
+
+  constructor(
+    private readonly root: string,
+    options: BlobStoreOptions = {},
+  ) {
+    this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
+    this.statFromBytes = options.statFromBytes ?? 64 * 1024;
+  }
 
   path(databaseId: string, sha256: string): string {
     if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`invalid blob hash ${sha256}`);
@@ -19,32 +46,90 @@ export class BlobStore {
     return createHash('sha256').update(bytes).digest('hex');
   }
 
-  /** Stores bytes (atomically: temp file then rename) and returns their sha256; storing the same bytes again is free. */
+  /**
+   * Stores bytes (atomically: temp file then rename) and returns their sha256; storing the same bytes again
+   * is free when they are cached or large (found on disk), and otherwise rewrites an identical file.
+   */
   async put(databaseId: string, bytes: Buffer | string): Promise<string> {
-    const sha = BlobStore.hash(bytes);
+    const buffer = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    const sha = BlobStore.hash(buffer);
     const target = this.path(databaseId, sha);
-    try {
-      await stat(target);
+    if (this.cache.has(target)) {
+      this.remember(target, buffer);
       return sha;
-    } catch {
-      /* not stored yet */
     }
-    await mkdir(dirname(target), { recursive: true });
+    if (buffer.length >= this.statFromBytes && (await exists(target))) return sha;
+    const dir = dirname(target);
+    if (!this.dirs.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      this.dirs.add(dir);
+    }
     const tmp = `${target}.${randomBytes(4).toString('hex')}.tmp`;
-    await writeFile(tmp, bytes);
+    try {
+      await writeFile(tmp, buffer);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      // The directory went away (its database was deleted and recreated): make it again.
+      this.dirs.delete(dir);
+      await mkdir(dir, { recursive: true });
+      this.dirs.add(dir);
+      await writeFile(tmp, buffer);
+    }
     await rename(tmp, target);
+    this.remember(target, buffer);
     return sha;
   }
 
   async get(databaseId: string, sha256: string): Promise<Buffer> {
-    return readFile(this.path(databaseId, sha256));
+    const target = this.path(databaseId, sha256);
+    const hit = this.cache.get(target);
+    if (hit) {
+      this.remember(target, hit);
+      return hit;
+    }
+    const bytes = await readFile(target);
+    this.remember(target, bytes);
+    return bytes;
   }
 
   async delete(databaseId: string, sha256: string): Promise<void> {
+    this.forget(this.path(databaseId, sha256));
     await rm(this.path(databaseId, sha256), { force: true });
   }
 
   async deleteDatabase(databaseId: string): Promise<void> {
-    await rm(join(this.root, databaseId), { recursive: true, force: true });
+    const prefix = join(this.root, databaseId);
+    for (const key of [...this.cache.keys()]) if (key.startsWith(`${prefix}/`)) this.forget(key);
+    for (const dir of [...this.dirs]) if (dir.startsWith(`${prefix}/`)) this.dirs.delete(dir);
+    await rm(prefix, { recursive: true, force: true });
+  }
+
+  /** Most recently used last (Map keeps insertion order). */
+  private remember(key: string, bytes: Buffer): void {
+    if (bytes.length > this.cacheBytes / 8) return; // a large file would push out many small blobs
+    this.forget(key);
+    this.cache.set(key, bytes);
+    this.cached += bytes.length;
+    for (const [oldest, b] of this.cache) {
+      if (this.cached <= this.cacheBytes) break;
+      this.cache.delete(oldest);
+      this.cached -= b.length;
+    }
+  }
+
+  private forget(key: string): void {
+    const had = this.cache.get(key);
+    if (!had) return;
+    this.cache.delete(key);
+    this.cached -= had.length;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
   }
 }
