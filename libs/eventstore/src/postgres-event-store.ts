@@ -159,13 +159,17 @@ export class PostgresEventStore implements EventStore {
    * positions are taken and committed in order under the append lock).
    */
   async readAllOfTypes(after: number, types: string[], maxCount: number): Promise<{ events: RecordedEvent[]; scannedTo: number }> {
-    const head = await this.headPosition();
-    if (head <= after) return { events: [], scannedTo: after };
-    const { rows } = await this.pool.query<EventRow>(
-      `SELECT ${COLUMNS} FROM ${this.table} WHERE position > $1 AND position <= $2 AND type = ANY($3::text[]) ORDER BY position ASC LIMIT $4`,
-      [after, head, types, maxCount],
+    // One round trip: the head and the page under it (every subscription runs this on every wake).
+    const { rows } = await this.pool.query<EventRow & { head: string | null }>(
+      `SELECT h.head, e.* FROM (SELECT max(position) AS head FROM ${this.table}) h
+       LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM ${this.table} WHERE position > $1 AND position <= h.head AND type = ANY($2::text[]) ORDER BY position ASC LIMIT $3
+       ) e ON true`,
+      [after, types, maxCount],
     );
-    const events = rows.map(toRecordedEvent);
+    const head = rows.length && rows[0].head !== null ? Number(rows[0].head) : 0;
+    if (head <= after) return { events: [], scannedTo: after };
+    const events = rows.filter((r) => r.position !== null).map(toRecordedEvent);
     return { events, scannedTo: events.length === maxCount ? events[events.length - 1].position : head };
   }
 

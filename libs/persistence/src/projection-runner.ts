@@ -49,6 +49,11 @@ export interface ProjectionStatus {
  *
  * Processors hold a session-level advisory lock for their whole run (one active instance each),
  * since their side effects must not run twice at once.
+ *
+ * A batch with none of a subscriber's event types (its subscription only says how far it skipped) opens no
+ * transaction: the position moves in memory at once (what `waitFor` in this process reads) and is written within
+ * CHECKPOINT_DEFER_MS, for every such subscriber in one statement. Checkpoints only ever grow (GREATEST), and a
+ * lost deferred write only makes a restart skip the same irrelevant events again.
  */
 export class ProjectionRunner {
   private readonly positions = new Map<string, number>();
@@ -57,6 +62,8 @@ export class ProjectionRunner {
   private readonly subscriptions = new Set<Subscription>();
   private readonly loops: Promise<void>[] = [];
   private stopped = false;
+  private readonly deferred = new Map<string, number>();
+  private deferTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ds: DataSource,
@@ -106,6 +113,9 @@ export class ProjectionRunner {
     this.stopped = true;
     await Promise.all([...this.subscriptions].map((s) => s.close().catch(() => undefined)));
     await Promise.allSettled(this.loops);
+    clearTimeout(this.deferTimer);
+    this.deferTimer = undefined;
+    await this.flushCheckpoints();
   }
 
   /** Resolves when every named subscriber (default: all read models) has processed `position`, or after `timeoutMs` (returns false). */
@@ -222,6 +232,11 @@ export class ProjectionRunner {
         await this.consume(start, projection.handles, async (batch) => {
           const last = batch[batch.length - 1].position;
           const relevant = batch.filter((e) => projection.handles.includes(e.type));
+          if (!relevant.length) {
+            this.deferCheckpoint(projection.name, last);
+            this.advance(projection.name, last);
+            return;
+          }
           await this.ds.transaction(async (tx) => {
             await tx.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projection.name)]);
             const [cp] = await tx.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projection.name]);
@@ -255,17 +270,23 @@ export class ProjectionRunner {
         const start = row ? Number(row.position) : 0;
         this.advance(processor.name, start);
         await this.consume(start, processor.handles, async (batch) => {
+          const last = batch[batch.length - 1].position;
+          const relevant = batch.filter((ev) => processor.handles.includes(ev.type));
+          if (!relevant.length) {
+            this.deferCheckpoint(processor.name, last);
+            this.advance(processor.name, last);
+            return;
+          }
           if (processor.handleBatch) {
-            const relevant = batch.filter((ev) => processor.handles.includes(ev.type));
-            if (relevant.length) await processor.handleBatch(relevant);
-            this.advance(processor.name, batch[batch.length - 1].position);
+            await processor.handleBatch(relevant);
+            this.advance(processor.name, last);
           } else {
             for (const ev of batch) {
               if (processor.handles.includes(ev.type)) await processor.handle(ev);
               this.advance(processor.name, ev.position);
             }
           }
-          await writeCheckpoint(this.ds, processor.name, batch[batch.length - 1].position);
+          await writeCheckpoint(this.ds, processor.name, last);
           this.errors.delete(processor.name);
         });
       } catch (err) {
@@ -314,6 +335,34 @@ export class ProjectionRunner {
     }
   }
 
+  private deferCheckpoint(name: string, position: number): void {
+    if ((this.deferred.get(name) ?? -1) < position) this.deferred.set(name, position);
+    if (this.deferTimer || this.stopped) return;
+    this.deferTimer = setTimeout(() => {
+      this.deferTimer = undefined;
+      void this.flushCheckpoints();
+    }, CHECKPOINT_DEFER_MS);
+    this.deferTimer.unref();
+  }
+
+  /** Writes the deferred checkpoints in one statement (names in order, so two writers never deadlock). */
+  private async flushCheckpoints(): Promise<void> {
+    const entries = [...this.deferred].sort(([a], [b]) => (a < b ? -1 : 1));
+    this.deferred.clear();
+    if (!entries.length) return;
+    try {
+      await this.ds.query(
+        `INSERT INTO projection_checkpoints (name, position, updated_at) SELECT n, p, now() FROM unnest($1::text[], $2::bigint[]) AS u(n, p)
+         ON CONFLICT (name) DO UPDATE SET position = GREATEST(projection_checkpoints.position, EXCLUDED.position), updated_at = now()`,
+        [entries.map(([n]) => n), entries.map(([, p]) => p)],
+      );
+    } catch (err) {
+      if (this.stopped) return;
+      this.log.error({ err: (err as Error).message }, 'deferred checkpoint write failed; retrying');
+      for (const [n, p] of entries) this.deferCheckpoint(n, p);
+    }
+  }
+
   private fail(name: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
     this.errors.set(name, message);
@@ -328,6 +377,9 @@ export async function writeCheckpoint(sql: { query(q: string, p?: unknown[]): Pr
     [name, position],
   );
 }
+
+/** How long a checkpoint that only skipped events may wait to be written. */
+const CHECKPOINT_DEFER_MS = 100;
 
 const TICK = Symbol('tick');
 const nextTick = () => new Promise<typeof TICK>((r) => setImmediate(() => r(TICK)));
