@@ -1,5 +1,5 @@
 import type { EventStore } from '../../../libs/eventstore/src/event-store.port';
-import { handleCommand, handleMany, type BatchOutcome, type CommandContext } from '../../../libs/eventstore/src/command-handling';
+import { handleCommand, handleMany, type BatchOutcome, type CommandContext, type StreamStateCache } from '../../../libs/eventstore/src/command-handling';
 import { evolveItem, initialItem, type ItemState } from '../../../libs/domain/src/items/item.decider';
 import type { ItemEvent } from '../../../libs/domain/src/items/item.events';
 import { streams } from '../../../libs/domain/src/streams';
@@ -20,21 +20,37 @@ export interface ItemDecision {
   decide: (state: ItemState) => ItemEvent[];
 }
 
-/** Decides on many item streams (of any databases) with one read and one atomic append; outcomes in order. */
-export function decideOnItems(store: EventStore, decisions: ItemDecision[]): Promise<BatchOutcome<RevisedItemEvent>[]> {
+export type ItemStateCache = StreamStateCache<ItemState>;
+
+/**
+ * Decides on many item streams (of any databases) with one read and one atomic append; outcomes in order. With a
+ * cache (see loadItemStates), streams it knows are not read again.
+ */
+export function decideOnItems(store: EventStore, decisions: ItemDecision[], cache?: ItemStateCache): Promise<BatchOutcome<RevisedItemEvent>[]> {
   if (decisions.length === 0) return Promise.resolve([]);
   return handleMany<ItemState, RevisedItemEvent>(
     store,
     ITEM_FOLD,
     decisions.map((d) => ({ stream: streams.item(d.databaseId, d.itemKey), ctx: { ...d.ctx, databaseId: d.databaseId }, decide: d.decide })),
+    cache,
   );
 }
 
-/** Current state of many items, folded from their streams (the truth, where a read model may lag). */
-export async function loadItemStates(store: EventStore, items: { databaseId: string; itemKey: string }[]): Promise<Map<string, ItemState>> {
+/**
+ * Current state of many items, folded from their streams (the truth, where a read model may lag). Given a cache,
+ * also records each stream's state and revision there, for the decisions that follow.
+ */
+export async function loadItemStates(store: EventStore, items: { databaseId: string; itemKey: string }[], cache?: ItemStateCache): Promise<Map<string, ItemState>> {
   const names = items.map((i) => streams.item(i.databaseId, i.itemKey));
   const histories = await store.readStreams(names);
-  return new Map(names.map((n) => [n, (histories.get(n) ?? []).reduce((s, e) => evolveItem(s, e as unknown as RevisedItemEvent), initialItem())]));
+  return new Map(
+    names.map((n) => {
+      const history = histories.get(n) ?? [];
+      const state = history.reduce((s, e) => evolveItem(s, e as unknown as RevisedItemEvent), initialItem());
+      cache?.set(n, { state, revision: history.length ? history[history.length - 1].revision : -1 });
+      return [n, state];
+    }),
+  );
 }
 
 /** The highest appended position among outcomes (null when none appended). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent } from './event-store.port';
+import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent, type RecordedEvent } from './event-store.port';
 
 export interface DecidedEvent {
   type: string;
@@ -67,6 +67,13 @@ export interface BatchEntry<S, E extends DecidedEvent> {
   ctx: CommandContext;
 }
 
+/**
+ * What a caller already knows of some streams: their folded state and last revision (-1: no stream). `handleMany`
+ * decides on it without reading those streams and keeps it current after its append. A stale entry (someone else
+ * appended meanwhile) fails the append's expected-revision check; the batch is then decided again on a fresh read.
+ */
+export type StreamStateCache<S> = Map<string, { state: S; revision: number }>;
+
 export type BatchOutcome<E> = { events: E[]; position: number | null; error?: undefined } | { error: unknown; events?: undefined; position?: undefined };
 
 /**
@@ -79,19 +86,24 @@ export async function handleMany<S, E extends DecidedEvent>(
   store: EventStore,
   fold: { initial: () => S; evolve: (state: S, event: E) => S },
   entries: BatchEntry<S, E>[],
+  cache?: StreamStateCache<S>,
 ): Promise<BatchOutcome<E>[]> {
   for (let attempt = 0; ; attempt++) {
-    const histories = await store.readStreams(entries.map((e) => e.stream));
+    if (attempt > 0) for (const e of entries) cache?.delete(e.stream);
+    const unknown = [...new Set(entries.map((e) => e.stream))].filter((s) => !cache?.has(s));
+    const histories = unknown.length ? await store.readStreams(unknown) : new Map<string, RecordedEvent[]>();
     const outcomes: BatchOutcome<E>[] = new Array(entries.length);
     const perStream = new Map<string, { state: S; expected: ExpectedRevision; next: number; events: NewEvent[]; entries: number[] }>();
     for (const [i, entry] of entries.entries()) {
       let slot = perStream.get(entry.stream);
       if (!slot) {
-        const history = histories.get(entry.stream) ?? [];
+        const known = cache?.get(entry.stream);
+        const history = known ? [] : (histories.get(entry.stream) ?? []);
+        const revision = known ? known.revision : history.length === 0 ? -1 : history[history.length - 1].revision;
         slot = {
-          state: history.reduce((s, e) => fold.evolve(s, e as unknown as E), fold.initial()),
-          expected: history.length === 0 ? 'no_stream' : history[history.length - 1].revision,
-          next: history.length === 0 ? 0 : history[history.length - 1].revision + 1,
+          state: known ? known.state : history.reduce((s, e) => fold.evolve(s, e as unknown as E), fold.initial()),
+          expected: revision < 0 ? 'no_stream' : revision,
+          next: revision + 1,
           events: [],
           entries: [],
         };
@@ -118,7 +130,9 @@ export async function handleMany<S, E extends DecidedEvent>(
       const results = await store.appendMany(requests.map((r) => ({ stream: r.stream, events: r.slot.events, expectedRevision: r.slot.expected })));
       requests.forEach((r, k) => {
         for (const i of r.slot.entries) (outcomes[i] as { position: number | null }).position = results[k].position;
+        cache?.set(r.stream, { state: r.slot.state, revision: results[k].nextRevision });
       });
+      if (cache) for (const [stream, slot] of perStream) if (!slot.events.length) cache.set(stream, { state: slot.state, revision: slot.next - 1 });
       return outcomes;
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError && attempt < 4) continue;

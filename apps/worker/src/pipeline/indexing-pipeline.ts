@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
 import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { decideOnItem, decideOnItems, lastPosition, loadItemStates, type ItemDecision } from '../item-stream';
+import { decideOnItem, decideOnItems, lastPosition, loadItemStates, type ItemDecision, type ItemStateCache } from '../item-stream';
 import { streams } from '../../../../libs/domain/src/streams';
 import type { BatchOutcome } from '../../../../libs/eventstore/src/command-handling';
 import { decideItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
@@ -245,12 +245,27 @@ export class IndexingPipeline {
     });
   }
 
+  /**
+   * A batch's item streams, as read at its start and kept current by its own appends: the steps after the first
+   * decide without reading the streams again. Forgotten when the batch ends; anyone else's append to one of
+   * them meanwhile fails the expected-revision check and that step reads afresh.
+   */
+  private readonly streamStates: ItemStateCache = new Map();
+
   private async processBatch(jobs: ClaimedJob[]): Promise<void> {
+    try {
+      await this.processClaimed(jobs);
+    } finally {
+      for (const j of jobs) this.streamStates.delete(streams.item(j.database_id, j.item_key));
+    }
+  }
+
+  private async processClaimed(jobs: ClaimedJob[]): Promise<void> {
     const rows: ItemRow[] = await this.timed('batch.load', jobs.length, () => this.loadItems(jobs));
     const byKey = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
     // The stage comes from the item's stream, not the read model: a claim made while the read model lagged
     // behind a status move must neither redo the step nor skip the next.
-    const states = await loadItemStates(this.store, jobs.map((j) => ({ databaseId: j.database_id, itemKey: j.item_key })));
+    const states = await loadItemStates(this.store, jobs.map((j) => ({ databaseId: j.database_id, itemKey: j.item_key })), this.streamStates);
     const indexing: Work[] = [];
     const graphing: Work[] = [];
     const gone: ClaimedJob[] = [];
@@ -463,7 +478,7 @@ export class IndexingPipeline {
 
   /** Appends the decisions in one go; a decision that throws is a bug, so it fails the batch (which is retried). */
   private async record(decisions: ItemDecision[]): Promise<BatchOutcome<unknown>[]> {
-    const outcomes = await decideOnItems(this.store, decisions);
+    const outcomes = await decideOnItems(this.store, decisions, this.streamStates);
     for (const o of outcomes) if (o.error !== undefined) throw o.error;
     return outcomes;
   }
