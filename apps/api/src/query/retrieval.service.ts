@@ -63,6 +63,8 @@ export interface RankedChunk {
 
 /** Candidates per engine call: enough for fusion to matter, bounded for latency. */
 const POOL_MIN = 50;
+/** Conversation context: at least this many of the best keyword hits lend to their neighbours. */
+const CONTEXT_LENDERS_MIN = 10;
 /** Query vectors kept in process (by text), so thinking mode and repeated queries do not embed again. */
 const QUERY_VECTORS = 512;
 
@@ -159,9 +161,11 @@ export class RetrievalService {
   private async withConversationContext(req: RetrievalRequest, index: string, filter: SearchFilter, hits: LeanCandidate[], now: number): Promise<LeanCandidate[]> {
     const { after, before } = this.context;
     if (!hits.length || (!after.length && !before.length) || (req.operator ?? 'or') !== 'or' || req.itemKeys) return hits;
-    const items = await this.items(req.databaseId, [...new Set(hits.map((h) => h.itemId))]);
+    // The best hits lend (as many as asked for, at least 10): lower ones lend little, and fewer lenders are cheaper.
+    const lenders = hits.slice(0, Math.max(req.limit, CONTEXT_LENDERS_MIN));
+    const items = await this.items(req.databaseId, [...new Set(lenders.map((h) => h.itemId))]);
     const own = new Map<string, number>();
-    for (const h of hits) {
+    for (const h of lenders) {
       const item = items.get(h.itemId);
       if (!item || item.kind === 'inferred' || !this.servable(item, h, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata)) continue;
       own.set(h.itemId, Math.max(own.get(h.itemId) ?? -Infinity, h.score));
