@@ -173,6 +173,45 @@ export function describeEventStoreContract(
         expect(await store.readStream(b)).toHaveLength(2);
       });
 
+      it('a stream named twice in one batch: the second request builds on the first', async () => {
+        const a = uniqueStream('many-twice-a');
+        const b = uniqueStream('many-twice-b');
+        const results = await store.appendMany([
+          { stream: a, events: [event('A1')], expectedRevision: 'no_stream' },
+          { stream: b, events: [event('B1')], expectedRevision: 'any' },
+          { stream: a, events: [event('A2'), event('A3')], expectedRevision: 0 },
+        ]);
+        expect(results.map((r) => r.nextRevision)).toEqual([0, 0, 2]);
+        expect(results[2].position).toBeGreaterThan(results[1].position);
+        expect((await store.readStream(a)).map((e) => [e.type, e.revision])).toEqual([['A1', 0], ['A2', 1], ['A3', 2]]);
+        const stale = await store.appendMany([
+          { stream: b, events: [event('B2')], expectedRevision: 0 },
+          { stream: b, events: [event('B3')], expectedRevision: 0 },
+        ]).catch((e: unknown) => e);
+        expect(stale).toMatchObject({ stream: b, expected: 0, actual: 1 });
+        expect((await store.readStream(b)).map((e) => e.type)).toEqual(['B1']);
+      });
+
+      it('mixes a retried request, an empty one and new ones, answering each as a single append would', async () => {
+        const done = uniqueStream('many-mix-done');
+        const fresh = uniqueStream('many-mix-fresh');
+        const empty = uniqueStream('many-mix-empty');
+        const retried = [event('D1'), event('D2')];
+        const first = await store.append(done, retried, { expectedRevision: 'no_stream' });
+        await store.append(empty, [event('E1')]);
+        const results = await store.appendMany([
+          { stream: fresh, events: [event('F1')], expectedRevision: 'no_stream' },
+          { stream: done, events: retried, expectedRevision: 'no_stream' },
+          { stream: empty, events: [], expectedRevision: 0 },
+        ]);
+        expect(results[1]).toEqual(first);
+        expect(results[2].nextRevision).toBe(0);
+        expect(results[0].nextRevision).toBe(0);
+        expect(await store.readStream(done)).toHaveLength(2);
+        const emptyConflict = await store.appendMany([{ stream: empty, events: [], expectedRevision: 'no_stream' }]).catch((e: unknown) => e);
+        expect(emptyConflict).toBeInstanceOf(WrongExpectedRevisionError);
+      });
+
       it('readStreams maps a missing stream to [] and an empty list to an empty map', async () => {
         const missing = uniqueStream('many-missing');
         expect((await store.readStreams([missing])).get(missing)).toEqual([]);

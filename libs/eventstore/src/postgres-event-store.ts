@@ -75,7 +75,7 @@ export class PostgresEventStore implements EventStore {
         UNIQUE (stream, revision)
       )`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${indexName} ON ${table} (stream, event_id)`);
-      await client.query(appendFunctionDdl(table, appendFunctionName(options)));
+      for (const ddl of appendFunctionDdl(table, appendFunctionName(options), appendFunctionName(options, '_serial'))) await client.query(ddl);
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -449,8 +449,8 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
 /** SQLSTATE the append function raises on a failed expected-revision check (detail: JSON stream/expected/actual). */
 const WRONG_REVISION_SQLSTATE = 'CR001';
 
-function appendFunctionName(options: Pick<PostgresEventStoreOptions, 'schema' | 'table'>): string {
-  const fn = quoteIdent(`${options.table ?? 'events'}_append`);
+function appendFunctionName(options: Pick<PostgresEventStoreOptions, 'schema' | 'table'>, suffix = ''): string {
+  const fn = quoteIdent(`${options.table ?? 'events'}_append${suffix}`);
   return options.schema ? `${quoteIdent(options.schema)}.${fn}` : fn;
 }
 
@@ -465,12 +465,15 @@ function appendFunctionName(options: Pick<PostgresEventStoreOptions, 'schema' | 
  * - Rows are inserted in request and event order, so positions increase with revision and across requests.
  * - NOTIFY inside the transaction is delivered only when it commits: subscribers wake after the rows are
  *   visible, never before, and a rolled-back append wakes nobody.
- * - `plan_cache_mode = force_generic_plan`: the loop's statements depend on the stream only through an equality
- *   on an indexed column, so one plan fits every stream. Left to choose, the plan cache kept planning them anew
- *   for every stream, which made an append of 64 streams cost ~3× more (measured: 44.5 → 13.7 ms in Postgres).
+ * - Set-based: every request's stream head and idempotency hit are read by one statement and every event is
+ *   inserted by one more, whatever the number of streams (a 64-stream append was 64 × 4 statements in a loop).
+ *   A batch naming a stream twice, whose requests build on each other, takes the loop (`_serial`).
+ * - `plan_cache_mode = force_generic_plan`: the statements depend on the batch only through equalities on indexed
+ *   columns, so one plan fits all; left to choose, the plan cache kept planning the loop's statements anew for
+ *   every stream (measured: a 64-stream append 44.5 → 13.7 ms in Postgres).
  */
-function appendFunctionDdl(table: string, fn: string): string {
-  return `CREATE OR REPLACE FUNCTION ${fn}(batch jsonb, lock_key bigint, channel text) RETURNS jsonb
+function appendFunctionDdl(table: string, fn: string, serialFn: string): string[] {
+  const serial = `CREATE OR REPLACE FUNCTION ${serialFn}(batch jsonb, channel text) RETURNS jsonb
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $body$
 DECLARE
   req jsonb;
@@ -488,7 +491,6 @@ DECLARE
   max_pos bigint;
   results jsonb := '[]'::jsonb;
 BEGIN
-  PERFORM pg_advisory_xact_lock(lock_key);
   FOR req IN SELECT value FROM jsonb_array_elements(batch) LOOP
     s := req->>'stream';
     expected := req->'expected';
@@ -533,6 +535,74 @@ BEGIN
   RETURN results;
 END
 $body$`;
+  const main = `CREATE OR REPLACE FUNCTION ${fn}(batch jsonb, lock_key bigint, channel text) RETURNS jsonb
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $body$
+DECLARE
+  st jsonb;
+  bad jsonb;
+  results jsonb;
+  max_pos bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(lock_key);
+  IF (SELECT count(DISTINCT r->>'stream') <> count(*) FROM jsonb_array_elements(batch) r) THEN
+    RETURN ${serialFn}(batch, channel);
+  END IF;
+  -- Each request with its stream's head and whether its first event is already there (a retry).
+  SELECT coalesce(jsonb_agg(jsonb_build_object(
+           'ord', q.ord, 'stream', q.stream, 'expected', q.expected, 'n', q.n,
+           'cur_rev', cur.revision, 'cur_pos', cur.position,
+           'hit', coalesce(h.hit, false), 'hit_rev', h.hit_rev, 'hit_pos', h.hit_pos) ORDER BY q.ord), '[]'::jsonb)
+    INTO st
+    FROM (SELECT r.ord, r.value->>'stream' AS stream, r.value->'expected' AS expected, r.value->'events' AS events,
+                 jsonb_array_length(r.value->'events') AS n
+            FROM jsonb_array_elements(batch) WITH ORDINALITY AS r(value, ord)) q
+    LEFT JOIN LATERAL (SELECT revision, position FROM ${table} WHERE stream = q.stream ORDER BY revision DESC LIMIT 1) cur ON true
+    LEFT JOIN LATERAL (
+      SELECT bool_or(x.event_id = (q.events->0->'metadata'->>'eventId')::uuid) AS hit, max(x.revision) AS hit_rev, max(x.position) AS hit_pos
+        FROM ${table} x
+       WHERE x.stream = q.stream
+         AND x.event_id = ANY(ARRAY(SELECT (e->'metadata'->>'eventId')::uuid FROM jsonb_array_elements(q.events) e))
+    ) h ON q.n > 0;
+  SELECT s INTO bad FROM jsonb_array_elements(st) s
+   WHERE NOT (s->>'hit')::boolean
+     AND NOT (s->'expected' = '"any"'::jsonb
+          OR (s->'expected' = '"no_stream"'::jsonb AND s->'cur_rev' = 'null'::jsonb)
+          OR (s->'expected' = '"stream_exists"'::jsonb AND s->'cur_rev' <> 'null'::jsonb)
+          OR (jsonb_typeof(s->'expected') = 'number' AND s->'cur_rev' <> 'null'::jsonb AND (s->>'cur_rev')::bigint = (s->'expected' #>> '{}')::bigint))
+   ORDER BY (s->>'ord')::int LIMIT 1;
+  IF bad IS NOT NULL THEN
+    RAISE EXCEPTION 'stream %: wrong expected revision', bad->>'stream' USING ERRCODE = '${WRONG_REVISION_SQLSTATE}',
+      DETAIL = jsonb_build_object('stream', bad->>'stream', 'expected', bad->'expected', 'actual', bad->'cur_rev')::text;
+  END IF;
+  WITH todo AS (
+    SELECT (s->>'ord')::int AS ord, s->>'stream' AS stream, coalesce((s->>'cur_rev')::bigint, -1) AS cur_rev
+      FROM jsonb_array_elements(st) s
+     WHERE NOT (s->>'hit')::boolean AND (s->>'n')::int > 0
+  ), ins AS (
+    INSERT INTO ${table} (stream, revision, event_id, type, data, metadata)
+    SELECT t.stream, t.cur_rev + e.ord, (e.value->'metadata'->>'eventId')::uuid, e.value->>'type', e.value->'data', e.value->'metadata'
+      FROM todo t
+      CROSS JOIN LATERAL jsonb_array_elements(batch->(t.ord - 1)->'events') WITH ORDINALITY AS e(value, ord)
+     ORDER BY t.ord, e.ord
+    RETURNING stream, revision, position
+  ), last AS (
+    SELECT stream, max(revision) AS rev, max(position) AS pos FROM ins GROUP BY stream
+  )
+  SELECT jsonb_agg(
+           CASE WHEN (s->>'hit')::boolean THEN jsonb_build_array((s->>'hit_rev')::bigint, (s->>'hit_pos')::bigint)
+                WHEN l.stream IS NULL THEN jsonb_build_array(coalesce((s->>'cur_rev')::bigint, -1), coalesce((s->>'cur_pos')::bigint, 0))
+                ELSE jsonb_build_array(l.rev, l.pos) END
+           ORDER BY (s->>'ord')::int),
+         max(l.pos)
+    INTO results, max_pos
+    FROM jsonb_array_elements(st) s LEFT JOIN last l ON l.stream = s->>'stream';
+  IF max_pos IS NOT NULL THEN
+    PERFORM pg_notify(channel, max_pos::text);
+  END IF;
+  RETURN coalesce(results, '[]'::jsonb);
+END
+$body$`;
+  return [serial, main];
 }
 
 function isUniqueViolation(err: unknown): boolean {
