@@ -1,3 +1,4 @@
+import { AUTO_ALPHA } from '../../apps/api/src/query/query.service';
 import { environmentMarkdown, type RunEnvironment } from '../lib/env';
 import type { QualityRun } from './run-quality';
 
@@ -142,7 +143,7 @@ export function qualityMarkdown(report: QualityReport): string {
       if (r.locomo) for (const k of r.locomo.ks) rows.push([r.embedder, `LoCoMo R@${k}`, ...alphas.map((a) => f1(r.locomo!.results.find((c) => c.sweep === a)?.recall[String(k)].overall))]);
     }
     out.push(table(['embedder', 'metric', ...alphas.map((a) => `α ${a}`)], rows), '');
-    out.push('The default alpha ("auto" and omitted) is 0.5 in apps/api/src/query/query.service.ts.', '');
+    out.push(`The default alpha ("auto" and omitted) is ${AUTO_ALPHA} (AUTO_ALPHA in apps/api/src/query/query.service.ts).`, '');
   }
   return out.join('\n');
 }
