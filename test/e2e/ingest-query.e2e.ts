@@ -51,16 +51,20 @@ describe('ingest and query through HTTP', () => {
       { id: 'c1', text: 'Melanie said, "What did you research last week?"', additional_metadata: { session: 1 } },
       { id: 'c2', text: 'Caroline said, "Adoption agencies! I want to give a kid a loving home."', additional_metadata: { session: 1 } },
       { id: 'd1', text: 'Caroline said, "See you soon."', additional_metadata: { session: 2 } },
+      // without additional metadata: not a conversation turn, neither lends nor borrows
+      { id: 'f1', text: 'Jon did some research on bakeries.' },
+      { id: 'f2', text: 'Gina bought a new pair of shoes.' },
     ]);
-    await waitForStatus(t, 'conv', ['c1', 'c2', 'd1']);
+    await waitForStatus(t, 'conv', ['c1', 'c2', 'd1', 'f1', 'f2']);
     const q = await t.request('POST', '/query', { body: { database: 'conv', query: 'research', type: 'memory', query_by: 'text' } });
-    expect(q.body.data.chunks.map((c: any) => c.id)).toEqual(['c1', 'c2']);
-    const [c1, c2] = q.body.data.chunks;
+    expect(q.body.data.chunks.map((c: any) => c.id).sort()).toEqual(['c1', 'c2', 'f1']);
+    const c1 = q.body.data.chunks.find((c: any) => c.id === 'c1');
+    const c2 = q.body.data.chunks.find((c: any) => c.id === 'c2');
     expect(c2.chunk_content).toContain('Adoption agencies');
     expect(c2.scores.keyword).toBeLessThan(c1.scores.keyword);
     // `and` and `phrase` promise matches: no context there
     const and = await t.request('POST', '/query', { body: { database: 'conv', query: 'research', type: 'memory', query_by: 'text', operator: 'and' } });
-    expect(and.body.data.chunks.map((c: any) => c.id)).toEqual(['c1']);
+    expect(and.body.data.chunks.map((c: any) => c.id).sort()).toEqual(['c1', 'f1']);
   });
 
   it('filters by schema metadata and additional_metadata; unknown filter keys are 400', async () => {

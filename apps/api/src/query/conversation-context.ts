@@ -7,8 +7,10 @@
  * the next memories (`after[0]` of its score to the next one, `after[1]` to the one after that) and the previous one
  * (`before[0]`). A neighbour that does not match the query itself becomes a candidate with the lent score alone.
  *
- * Neighbours are the memories ingested right before and after, in the same collection, with the same
- * `additional_metadata` and user name (a change of either ends the conversation), and not inferred. Only hits
+ * Neighbours are the memories ingested right before and after, in the same collection, with the same non-empty
+ * `additional_metadata` (what marks a conversation: a session or thread id, ...) and user name (a change of either
+ * ends the conversation), and not inferred. Memories without additional metadata have no neighbours: facts stored
+ * one after another are not turns of a conversation. Only hits
  * the caller may see lend, and a neighbour is checked like every other hit, so nothing is served or ranked on
  * content the caller cannot see. Computed at query time from the items read model: nothing is stored in the search
  * index, so deletion, ACL changes and rebuilds need nothing more.

@@ -228,6 +228,7 @@ export class RetrievalService {
 /**
  * For each hit ($2), up to $3 memories after it and $4 before it in ingest order (created_at, then log position),
  * in the same collection, not inferred; `same`: same additional metadata and user name (the same conversation).
+ * Hits without additional metadata have none: nothing marks them as turns of one conversation.
  */
 const NEIGHBOURS_SQL = `
   SELECT h.item_key AS hit, n.item_key, n.dir, n.seq, n.same
@@ -247,7 +248,7 @@ const NEIGHBOURS_SQL = `
             AND (y.created_at, y.ingest_position) < (h.created_at, h.ingest_position)
           ORDER BY y.created_at DESC, y.ingest_position DESC LIMIT $4) b
   ) n
-  WHERE h.database_id = $1 AND h.item_key = ANY($2) AND h.store = 'memory' AND h.kind <> 'inferred'`;
+  WHERE h.database_id = $1 AND h.item_key = ANY($2) AND h.store = 'memory' AND h.kind <> 'inferred' AND h.additional_metadata <> '{}'::jsonb`;
 
 /** Metadata filters re-checked on the read model: an index with stale attributes can narrow, never widen. */
 export function matchesFilters(item: ItemRow, metadata?: SearchFilter['metadata'], additional?: SearchFilter['additionalMetadata']): boolean {
