@@ -75,6 +75,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
       ['filter_kv_idx', 'LabelList'],
       ['fts_text_idx', 'FTS'],
       ['is_app_idx', 'Bitmap'],
+      ['item_id_idx', 'BTree'],
       ['vector_idx', 'IvfFlat'],
     ]);
     table.close();

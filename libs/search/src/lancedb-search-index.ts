@@ -61,6 +61,8 @@ const SCALAR_INDEXES: { column: string; config: () => Index }[] = [
   { column: 'filter_kv', config: () => Index.labelList() },
   { column: ACL_COLUMN, config: () => Index.labelList() },
   { column: 'is_app', config: () => Index.bitmap() },
+  // Reads and deletes by item (an item's chunks; a memory's conversation neighbours at query time).
+  { column: 'item_id', config: () => Index.btree() },
 ];
 const scalarIndexName = (column: string) => `${column}_idx`;
 /** Rows per merge-insert, so one call never materialises an unbounded batch. */
