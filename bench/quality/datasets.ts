@@ -29,14 +29,15 @@ const jsonl = (file: string) =>
     .map((l) => JSON.parse(l));
 
 /**
- * BEIR SciFact: every corpus document, and the test queries (those with judgements in qrels/test.tsv).
- * `limit` (smoke runs): the first `queries` test queries and their relevant documents plus filler up to `docs`.
+ * BEIR SciFact: every corpus document, and the queries of a split (those with judgements in qrels/<split>.tsv):
+ * `test` is what results report, `train` is what tuning looks at.
+ * `limit` (smoke runs): the first `queries` queries and their relevant documents plus filler up to `docs`.
  */
-export function loadScifact(dataDir = DEFAULT_DATA_DIR, limit?: { docs: number; queries: number }): Scifact {
+export function loadScifact(dataDir = DEFAULT_DATA_DIR, limit?: { docs: number; queries: number }, split: 'test' | 'train' = 'test'): Scifact {
   const dir = join(dataDir, 'scifact');
   const docs: ScifactDoc[] = jsonl(join(dir, 'corpus.jsonl')).map((d) => ({ id: String(d._id), title: String(d.title ?? ''), text: String(d.text ?? '') }));
   const qrels = new Map<string, Map<string, number>>();
-  const lines = readFileSync(join(dir, 'qrels/test.tsv'), 'utf8').split('\n').slice(1);
+  const lines = readFileSync(join(dir, `qrels/${split}.tsv`), 'utf8').split('\n').slice(1);
   for (const line of lines) {
     if (!line.trim()) continue;
     const [qid, docId, score] = line.split('\t');

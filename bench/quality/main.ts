@@ -11,6 +11,7 @@ import { DEFAULT_ALPHAS, qualityConfigs, runQuality, type QualityRun } from './r
 const USAGE = `npm run bench:quality -- [options]
   --embedder glove|use|all   offline embedder(s), one service run each (default all)
   --dataset scifact|locomo|all (default all)
+  --scifact-split test|train SciFact queries to score (default test; train is for tuning)
   --alpha 0,0.2,0.3,0.5,0.7,1  hybrid alphas to sweep (default as shown; "none" for no sweep)
   --concurrency 4            queries in flight
   --data-dir <dir>           benchmark data (default ${DEFAULT_DATA_DIR})
@@ -20,7 +21,7 @@ const USAGE = `npm run bench:quality -- [options]
   --smoke                    tiny slices (20 SciFact docs + 5 queries, one LoCoMo slice)`;
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), { embedder: 'string', dataset: 'string', alpha: 'string', concurrency: 'string', 'data-dir': 'string', out: 'string', name: 'string', merge: 'string', smoke: 'boolean', help: 'boolean' });
+  const args = parseArgs(process.argv.slice(2), { embedder: 'string', dataset: 'string', alpha: 'string', concurrency: 'string', 'data-dir': 'string', out: 'string', name: 'string', merge: 'string', 'scifact-split': 'string', smoke: 'boolean', help: 'boolean' });
   if (args.help) return void console.log(USAGE);
   const root = resolve(__dirname, '../../..');
   const embedders = String(args.embedder ?? 'all') === 'all' ? ['glove', 'use'] : String(args.embedder).split(',');
@@ -37,7 +38,9 @@ async function main(): Promise<void> {
   const smoke = Boolean(args.smoke);
 
   const environment = runEnvironment(root);
-  const scifact = dataset === 'locomo' ? undefined : loadScifact(dataDir, smoke ? { docs: 20, queries: 5 } : undefined);
+  const split = String(args['scifact-split'] ?? 'test');
+  if (split !== 'test' && split !== 'train') throw new Error(`unknown SciFact split ${split} (test, train)`);
+  const scifact = dataset === 'locomo' ? undefined : loadScifact(dataDir, smoke ? { docs: 20, queries: 5 } : undefined, split);
   const locomo = dataset === 'scifact' ? undefined : loadLocomo(dataDir, smoke ? { conversations: 1, turns: 40, questions: 10 } : undefined);
   const configs = qualityConfigs(alphas);
   const progress = createProgress();
@@ -49,11 +52,12 @@ async function main(): Promise<void> {
   const configuration = {
     embedders,
     datasets: dataset,
+    scifactSplit: split,
     alphas,
     concurrency,
     smoke,
     dataDir,
-    service: 'node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS 256)',
+    service: `node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS ${process.env.CHUNK_TOKENS ?? 256})`,
     configs: configs.map((c) => ({ name: c.name, body: c.body })),
   };
   const write = () => {

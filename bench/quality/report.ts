@@ -78,9 +78,10 @@ export function qualityMarkdown(report: QualityReport): string {
   const withScifact = report.runs.filter((r) => r.scifact);
   if (withScifact.length) {
     const s0 = withScifact[0].scifact!;
-    out.push('## SciFact (BEIR test split)', '');
+    const split = (report.configuration as { scifactSplit?: string }).scifactSplit ?? 'test';
+    out.push(`## SciFact (BEIR ${split} split)`, '');
     out.push(
-      `${s0.docs} documents ingested as knowledge app items (title + abstract), ${s0.queries} test queries, binary relevance from qrels/test.tsv. ` +
+      `${s0.docs} documents ingested as knowledge app items (title + abstract), ${s0.queries} ${split} queries, binary relevance from qrels/${split}.tsv. ` +
         'nDCG@10 from a `max_results: 10` query, Recall@100 from a `max_results: 100` query (the cap); the service returns chunks, so a document ' +
         'ranks at its best chunk and repeats are dropped (the columns "docs in 10/100" show how many distinct documents came back).',
       '',
