@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     concurrency,
     smoke,
     dataDir,
-    service: `node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS ${process.env.CHUNK_TOKENS ?? 256})`,
+    service: `node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS ${process.env.CHUNK_TOKENS ?? 512})`,
     configs: configs.map((c) => ({ name: c.name, body: c.body })),
   };
   const write = () => {

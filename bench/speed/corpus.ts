@@ -147,11 +147,11 @@ function markdownDocument(g: TextGenerator, title: string, topic: string): strin
 }
 
 /**
- * Generates until each kind holds its share of `targetChunks` (counted with the service's own chunker, 256 tokens).
+ * Generates until each kind holds its share of `targetChunks` (counted with the service's own chunker, 512 tokens, its default CHUNK_TOKENS).
  */
 export function generateCorpus(targetChunks: number, seed = 42, shares: CorpusShares = DEFAULT_SHARES): SpeedCorpus {
   const g = new TextGenerator(seed);
-  const chunks = (text: string, opts: { title?: string | null; isMarkdown?: boolean } = {}) => chunkText(text, { maxTokens: 256, ...opts }).length;
+  const chunks = (text: string, opts: { title?: string | null; isMarkdown?: boolean } = {}) => chunkText(text, { maxTokens: 512, ...opts }).length;
   const corpus: SpeedCorpus = { seed, memories: [], documents: [], apps: [], estimatedChunks: { memories: 0, documents: 0, apps: 0, total: 0 } };
   const want = { memories: Math.round(targetChunks * shares.memories), documents: Math.round(targetChunks * shares.documents), apps: 0 };
   want.apps = targetChunks - want.memories - want.documents;

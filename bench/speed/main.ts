@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     profile,
     pgStatements,
     ingestOnly,
-    service: 'node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (glove embedder, PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS 256, LOG_LEVEL warn)',
+    service: 'node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (glove embedder, PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS 512, LOG_LEVEL warn)',
   };
   const progress = createProgress();
   const results: SpeedSizeResult[] = [];

@@ -74,7 +74,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
       leaseMs: Number(env.PIPELINE_LEASE_MS ?? 60_000),
       maxAttempts: Number(env.PIPELINE_MAX_ATTEMPTS ?? 3),
       pollMs: Number(env.PIPELINE_POLL_MS ?? 200),
-      chunkTokens: Number(env.CHUNK_TOKENS ?? 256),
+      chunkTokens: Number(env.CHUNK_TOKENS ?? 512),
     },
     feedback: {
       rateLimit: Number(env.FEEDBACK_RATE_LIMIT ?? 100),
