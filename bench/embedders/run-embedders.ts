@@ -63,15 +63,7 @@ export async function measureScifact(embedder: Embedder, data: Scifact, opts: Me
   const chunks = data.docs.flatMap((d) => chunkText(d.text, { title: d.title }).map((c) => ({ docId: d.id, text: c.text })));
   const texts = chunks.map((c) => c.text);
   const { vectors, seconds, load } = await timedEmbed(embedder, texts, opts, `scifact ${embedder.modelId}`);
-  const result: DatasetResult = {
-    dataset: 'scifact',
-    unit: 'chunk of title + abstract (service chunker)',
-    texts: texts.length,
-    meanChars: Math.round(mean(texts.map((t) => t.length))),
-    embedSeconds: round(seconds, 1),
-    textsPerSecond: round(texts.length / seconds, 1),
-    load,
-  };
+  const result = throughput('scifact', 'chunk of title + abstract (service chunker)', texts, seconds, load);
   opts.log?.(`scifact ${embedder.modelId}: ${result.texts} chunks in ${result.embedSeconds} s, ${result.textsPerSecond} chunks/s`);
   if (!opts.quality) return result;
   const t0 = performance.now();
@@ -93,19 +85,24 @@ export async function measureScifact(embedder: Embedder, data: Scifact, opts: Me
   return result;
 }
 
-/** LoCoMo dev: every turn embedded; each conversation's questions ranked over that conversation's turns only. */
-export async function measureLocomo(embedder: Embedder, conversations: LocomoConversation[], opts: MeasureOptions): Promise<DatasetResult> {
-  const texts = conversations.flatMap((c) => c.turns.map((t) => t.text));
-  const { vectors, seconds, load } = await timedEmbed(embedder, texts, opts, `locomo ${embedder.modelId}`);
-  const result: DatasetResult = {
-    dataset: 'locomo',
-    unit: 'one dialog turn',
+/** A dataset's embedding throughput (quality is added by the caller when asked for). */
+function throughput(dataset: DatasetResult['dataset'], unit: string, texts: string[], seconds: number, load: DatasetResult['load']): DatasetResult {
+  return {
+    dataset,
+    unit,
     texts: texts.length,
     meanChars: Math.round(mean(texts.map((t) => t.length))),
     embedSeconds: round(seconds, 1),
     textsPerSecond: round(texts.length / seconds, 1),
     load,
   };
+}
+
+/** LoCoMo dev: every turn embedded; each conversation's questions ranked over that conversation's turns only. */
+export async function measureLocomo(embedder: Embedder, conversations: LocomoConversation[], opts: MeasureOptions): Promise<DatasetResult> {
+  const texts = conversations.flatMap((c) => c.turns.map((t) => t.text));
+  const { vectors, seconds, load } = await timedEmbed(embedder, texts, opts, `locomo ${embedder.modelId}`);
+  const result = throughput('locomo', 'one dialog turn', texts, seconds, load);
   opts.log?.(`locomo ${embedder.modelId}: ${result.texts} turns in ${result.embedSeconds} s, ${result.textsPerSecond} turns/s`);
   if (!opts.quality) return result;
   const recalls = new Map<number, number[]>(LOCOMO_KS.map((k) => [k, []]));

@@ -574,14 +574,14 @@ BEGIN
     RAISE EXCEPTION 'stream %: wrong expected revision', bad->>'stream' USING ERRCODE = '${WRONG_REVISION_SQLSTATE}',
       DETAIL = jsonb_build_object('stream', bad->>'stream', 'expected', bad->'expected', 'actual', bad->'cur_rev')::text;
   END IF;
-  WITH todo AS (
+  WITH pending AS (
     SELECT (s->>'ord')::int AS ord, s->>'stream' AS stream, coalesce((s->>'cur_rev')::bigint, -1) AS cur_rev
       FROM jsonb_array_elements(st) s
      WHERE NOT (s->>'hit')::boolean AND (s->>'n')::int > 0
   ), ins AS (
     INSERT INTO ${table} (stream, revision, event_id, type, data, metadata)
     SELECT t.stream, t.cur_rev + e.ord, (e.value->'metadata'->>'eventId')::uuid, e.value->>'type', e.value->'data', e.value->'metadata'
-      FROM todo t
+      FROM pending t
       CROSS JOIN LATERAL jsonb_array_elements(batch->(t.ord - 1)->'events') WITH ORDINALITY AS e(value, ord)
      ORDER BY t.ord, e.ord
     RETURNING stream, revision, position
