@@ -161,9 +161,18 @@ export class CrsClient {
 
   /** Wall seconds and items per indexing pipeline step so far, from /metrics (crs_pipeline_step_*_total). */
   async pipelineSteps(): Promise<Record<string, { seconds: number; items: number }>> {
+    return this.steps('crs_pipeline_step_(seconds|items)_total');
+  }
+
+  /** /query steps: wall seconds and calls per step (crs_query_step_*). */
+  async querySteps(): Promise<Record<string, { seconds: number; items: number }>> {
+    return this.steps('crs_query_step_(seconds|calls)_total');
+  }
+
+  private async steps(metric: string): Promise<Record<string, { seconds: number; items: number }>> {
     const text = await (await fetch(`${this.baseUrl}/metrics`)).text();
     const out: Record<string, { seconds: number; items: number }> = {};
-    for (const m of text.matchAll(/^crs_pipeline_step_(seconds|items)_total\{step="([^"]+)"\} ([0-9.e+-]+)$/gm)) {
+    for (const m of text.matchAll(new RegExp(`^${metric}\\{step="([^"]+)"\\} ([0-9.e+-]+)$`, 'gm'))) {
       const step = (out[m[2]] ??= { seconds: 0, items: 0 });
       step[m[1] === 'seconds' ? 'seconds' : 'items'] = Number(m[3]);
     }

@@ -21,6 +21,7 @@ const USAGE = `npm run bench:speed -- [options]
   --profile                 run the service under node --cpu-prof and summarise the profile per phase
   --pg-statements           run Postgres with pg_stat_statements and report each ingest phase's heaviest statements
   --ingest-only             stop after ingest (no query load, no rebuild)
+  --keep-data               keep each size's DATA_DIR (printed; for engine experiments on the same data)
   --out <dir>               where results go (default bench/results)
   --name <name>             result file base name (default speed)
   --smoke                   200 chunks, 2-second runs`;
@@ -33,7 +34,7 @@ export function parseSize(s: string): number {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2), {
-    size: 'string', full: 'boolean', duration: 'string', connections: 'string', 'ingest-concurrency': 'string', scenarios: 'string', seed: 'string', profile: 'boolean', 'pg-statements': 'boolean', 'ingest-only': 'boolean', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean',
+    size: 'string', full: 'boolean', duration: 'string', connections: 'string', 'ingest-concurrency': 'string', scenarios: 'string', seed: 'string', profile: 'boolean', 'pg-statements': 'boolean', 'ingest-only': 'boolean', 'keep-data': 'boolean', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean',
   });
   if (args.help) return void console.log(USAGE);
   const root = resolve(__dirname, '../../..');
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
   const profile = Boolean(args.profile);
   const pgStatements = Boolean(args['pg-statements']);
   const ingestOnly = Boolean(args['ingest-only']);
+  const keepData = Boolean(args['keep-data']);
   const environment = runEnvironment(root);
   const configuration = {
     sizes,
@@ -77,7 +79,7 @@ async function main(): Promise<void> {
     const profDir = join(tmpdir(), 'crs-bench-profiles', `${name}-${size}-${Date.now()}`);
     if (profile) mkdirSync(profDir, { recursive: true });
     progress.log(`== ${size} chunks: starting the service${profile ? ' (profiling)' : ''}`);
-    const service = await spawnService({ root, nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [], env: pgStatements ? { POSTGRES_STAT_STATEMENTS: 'true' } : {} });
+    const service = await spawnService({ root, nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [], env: pgStatements ? { POSTGRES_STAT_STATEMENTS: 'true' } : {}, keepData });
     progress.log(`service pid ${service.pid} on ${service.baseUrl}, DATA_DIR ${service.dataDir}`);
     let run;
     try {
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
       });
     } finally {
       await service.stop();
+      if (keepData) progress.log(`kept DATA_DIR ${service.dataDir}`);
     }
     const result: SpeedSizeResult = { run };
     if (profile) {

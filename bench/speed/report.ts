@@ -163,6 +163,12 @@ export function speedMarkdown(report: SpeedReport): string {
         ),
         '',
       );
+      const withSteps = bd.filter(({ b }) => b.stepsMs && Object.keys(b.stepsMs).length);
+      if (withSteps.length) {
+        out.push('The same queries as the service counts them (`/metrics` crs_query_step_seconds_total / _calls_total): mean wall ms per query in each step. Steps overlap: the engine calls of both stores, the conversation context and the graph entities run in parallel; `record` (the QueryRecorded append) runs alongside `graph.context`.', '');
+        for (const { name, b } of withSteps) out.push(`- ${name}${b.graphContext ? '' : ' (graph_context false)'}: ${Object.entries(b.stepsMs!).map(([step, ms]) => `${step} ${n1(ms)}`).join(', ')}`);
+        out.push('');
+      }
     }
     if (run.queryCpu) out.push(`CPU during the query phase (${run.queryCpu.wallS} s, service + floors): JS thread ${run.queryCpu.jsThreadS} s, other threads ${run.queryCpu.otherThreadsS} s, Postgres ${run.queryCpu.postgresS} s.`, '');
     if (run.rebuild) {

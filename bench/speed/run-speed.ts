@@ -80,6 +80,8 @@ export interface QueryBreakdown {
   engineMs: number;
   /** medians of the per-query differences */
   split: { httpMs: number; authValidationRecordMs: number; retrievalBeyondEngineMs: number };
+  /** mean wall ms per query in each step as the service counts them (crs_query_step_*; steps overlap) */
+  stepsMs?: Record<string, number>;
 }
 
 export interface Scenario {
@@ -307,9 +309,18 @@ const BREAKDOWN_QUERIES = 20;
 /** Sequential queries timed at the client, by the service (meta.latency_ms, QueryRecorded.latencyMs) and on the engine floor. */
 async function breakdown(client: CrsClient, engine: EngineFloor, service: ServiceHandle, next: () => QueryBody, graphContext: boolean): Promise<QueryBreakdown> {
   const rows: { client: number; server: number; id: string; engine: number }[] = [];
+  const steps0 = await client.querySteps();
+  const serviceSteps = {} as Record<string, { seconds: number; items: number }>;
   for (let i = 0; i < BREAKDOWN_QUERIES; i++) {
     const body = next();
     const r = await client.queryTimed(graphContext ? body : { ...body, graph_context: false });
+    const after = await client.querySteps(); // before the floor runs: only the service's own queries count
+    for (const [step, v] of Object.entries(after)) {
+      const prev = serviceSteps[step] ?? { seconds: 0, items: 0 };
+      const base = steps0[step] ?? { seconds: 0, items: 0 };
+      serviceSteps[step] = { seconds: prev.seconds + v.seconds - base.seconds, items: prev.items + v.items - base.items };
+      steps0[step] = v;
+    }
     const t = performance.now();
     await engine.search(body);
     rows.push({ client: r.clientMs, server: r.serverMs, id: r.requestId, engine: performance.now() - t });
@@ -329,6 +340,7 @@ async function breakdown(client: CrsClient, engine: EngineFloor, service: Servic
       authValidationRecordMs: med(ok.map((r) => r.server - recorded.get(r.id)!)),
       retrievalBeyondEngineMs: med(ok.map((r) => recorded.get(r.id)! - r.engine)),
     },
+    stepsMs: Object.fromEntries(Object.entries(serviceSteps).filter(([, v]) => v.items > 0).map(([step, v]) => [step, round((v.seconds * 1000) / rows.length, 2)])),
   };
 }
 

@@ -64,6 +64,10 @@ describe('speed benchmark harness (smoke)', () => {
         expect(s.overhead!['1'].p50Ratio).toBeGreaterThan(0);
       }
     }
+    // The service's own step timings for the breakdown queries: the engine calls of both stores, once per query.
+    const steps = s(run.scenarios, 'fast all +acl +metadata').breakdown![0].stepsMs!;
+    for (const step of ['total.fast', 'retrieve', 'engine.keyword.memory', 'engine.vector.knowledge', 'read_model']) expect([step, steps[step]]).toEqual([step, expect.any(Number)]);
+    expect(s(run.scenarios, 'thinking all').breakdown![0].stepsMs!['total.thinking']).toBeGreaterThan(0);
     expect(s(run.scenarios, 'fast all +acl +metadata').example.acl).toBeDefined();
     expect(s(run.scenarios, 'fast all +acl +metadata').example.metadata_filters).toBeDefined();
 
@@ -78,6 +82,7 @@ describe('speed benchmark harness (smoke)', () => {
     expect(md).toContain('floor: Fastify fixed JSON');
     expect(md).toContain('floor: engine via Fastify');
     expect(md).toContain('### Projection rebuild');
+    expect(md).toMatch(/- fast all \+acl \+metadata: .*engine\.keyword\.memory \d/);
   });
 });
 

@@ -121,6 +121,23 @@ describe('ingest and query through HTTP', () => {
     expect(events[0].data.results.map((r: any) => r.itemId)).toEqual(q.body.data.chunks.map((c: any) => c.id));
     expect(events[0].data.query).toBe('green tea');
   });
+
+  it('/metrics counts where query time goes, per step', async () => {
+    const calls = async () => {
+      const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      return Object.fromEntries([...text.matchAll(/^crs_query_step_calls_total\{step="([^"]+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+    };
+    const before = await calls();
+    await t.request('POST', '/query', { body: { database: 'kb', query: 'green tea', type: 'all' } });
+    const after = await calls();
+    const delta = (step: string) => (after[step] ?? 0) - (before[step] ?? 0);
+    expect(delta('total.fast')).toBe(1);
+    for (const step of ['retrieve', 'embed', 'engine.keyword.memory', 'engine.vector.memory', 'engine.keyword.knowledge', 'engine.vector.knowledge', 'conversation_context', 'read_model', 'record', 'graph.context']) {
+      expect([step, delta(step)]).toEqual([step, 1]);
+    }
+    const seconds = (await t.app.inject({ method: 'GET', url: '/metrics' })).body.match(/^crs_query_step_seconds_total\{step="total.fast"\} ([0-9.e+-]+)$/m);
+    expect(Number(seconds?.[1])).toBeGreaterThan(0);
+  });
 });
 
 describe('query knobs really change retrieval', () => {

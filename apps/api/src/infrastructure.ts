@@ -29,12 +29,16 @@ import { DatabaseLifecycleProcessor } from '../../worker/src/processors/database
 import { DatabaseDirectory } from './databases/database-directory';
 import type { AppConfig } from './config';
 import { streams } from '../../../libs/domain/src/streams';
+import { StepClock } from '../../../libs/domain/src/step-clock';
 
 /**
  * Everything with a connection: built once per process and shared by the API, the in-process worker and
  * the CLI (which reuses the same repositories instead of talking HTTP).
  */
 export class Infrastructure {
+  /** Where /query time goes, per step (exposed on /metrics as crs_query_step_*; docs/observability.md). */
+  readonly queryClock = new StepClock();
+
   private constructor(
     readonly config: AppConfig,
     readonly ds: DataSource,

@@ -12,7 +12,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(runner: ProjectionRunner, queueDepth?: () => Promise<number>, pipelineSteps?: () => Map<string, { seconds: number; items: number }>) {
+  constructor(
+    runner: ProjectionRunner,
+    queueDepth?: () => Promise<number>,
+    pipelineSteps?: () => ReadonlyMap<string, { seconds: number; items: number }>,
+    querySteps?: () => ReadonlyMap<string, { seconds: number; items: number }>,
+  ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'crs_' });
     new Gauge({
       name: 'crs_projection_lag_events',
@@ -47,6 +52,24 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         for (const [step, t] of pipelineSteps?.() ?? []) this.set({ step }, t.items);
+      },
+    });
+    new Gauge({
+      name: 'crs_query_step_seconds_total',
+      help: 'Wall time this process spent in each step of /query (steps run in parallel: engine calls per store, the read-model check, graph context, the QueryRecorded append; total.<mode> is the whole query)',
+      labelNames: ['step'],
+      registers: [this.registry],
+      collect() {
+        for (const [step, t] of querySteps?.() ?? []) this.set({ step }, t.seconds);
+      },
+    });
+    new Gauge({
+      name: 'crs_query_step_calls_total',
+      help: 'Times each step of /query ran in this process',
+      labelNames: ['step'],
+      registers: [this.registry],
+      collect() {
+        for (const [step, t] of querySteps?.() ?? []) this.set({ step }, t.items);
       },
     });
   }

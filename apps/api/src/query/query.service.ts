@@ -35,6 +35,8 @@ export class QueryService {
 
   async run(ctx: CommandContext, db: DatabaseRecord, body: QueryRequest, collections: string[] | undefined) {
     const started = Date.now();
+    const clock = this.infra.queryClock;
+    const clockStarted = process.hrtime.bigint();
     if (body.operator && body.query_by !== 'text') throw invalid('operator is only allowed with query_by "text"');
     // A database whose embedder is not this service's (a configuration change before `crs databases reembed`)
     // is ranked by keywords only: vectors of two models are never compared.
@@ -64,19 +66,19 @@ export class QueryService {
     const wantGraph = body.graph_context !== false;
     let ranked: RankedChunk[];
     let queryKeys: string[];
-    if (mode === 'thinking') ({ ranked, queryKeys } = await this.thinking.retrieve(request));
+    if (mode === 'thinking') ({ ranked, queryKeys } = await clock.timed('thinking.retrieve', 1, () => this.thinking.retrieve(request)));
     else {
       // The query's graph entities depend on the text alone: looked up while the engine searches.
-      const entities = wantGraph ? this.graph.queryEntities(db.id, body.query) : Promise.resolve([]);
+      const entities = wantGraph ? clock.timed('graph.query_entities', 1, () => this.graph.queryEntities(db.id, body.query)) : Promise.resolve([]);
       entities.catch(() => undefined); // awaited below; not unhandled if retrieval fails first
-      ranked = await this.retrieval.retrieve(request);
+      ranked = await clock.timed('retrieve', 1, () => this.retrieval.retrieve(request));
       queryKeys = await entities;
     }
     const chunks = ranked.map(toChunk);
     // Forceful relations: thinking mode only (query_forceful_relations defaults to true there); ignored in fast mode.
     const additional: Record<string, ReturnType<typeof toChunk>> = {};
     if (mode === 'thinking' && body.query_forceful_relations !== false) {
-      const linked = await this.thinking.linked(request, ranked);
+      const linked = await clock.timed('thinking.forceful_relations', 1, () => this.thinking.linked(request, ranked));
       for (const [i, r] of ranked.entries()) {
         for (const l of linked.get(r.candidate.chunkId) ?? []) {
           additional[l.candidate.chunkId] = toChunk(l);
@@ -86,12 +88,13 @@ export class QueryService {
     }
     // The QueryRecorded append and the graph context are independent: both in flight at once. latencyMs is the
     // retrieval's (search, read-model check, ranking, forceful relations), taken before either starts.
-    const recorded = this.record(ctx, db, body, collections, type, caller, ranked, Date.now() - started);
+    const recorded = clock.timed('record', 1, () => this.record(ctx, db, body, collections, type, caller, ranked, Date.now() - started));
     recorded.catch(() => undefined); // awaited below
     const graphContext = wantGraph
-      ? await this.graph.context(db.id, ranked, queryKeys)
+      ? await clock.timed('graph.context', 1, () => this.graph.context(db.id, ranked, queryKeys))
       : { query_paths: [], chunk_relations: [], chunk_id_to_group_ids: {}, synthesis_context: null };
     await recorded;
+    clock.add(`total.${mode}`, 1, clockStarted);
     const data = {
       chunks,
       sources: sourcesOf(ranked),

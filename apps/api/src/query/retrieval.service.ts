@@ -111,7 +111,8 @@ export class RetrievalService {
       additionalMetadata: req.additionalMetadata,
       itemIds: req.itemKeys,
     };
-    const vectorPromise: Promise<Float32Array | null> = req.alpha > 0 ? this.embedQuery(req.vectorText) : Promise.resolve(null);
+    const clock = this.infra.queryClock;
+    const vectorPromise: Promise<Float32Array | null> = req.alpha > 0 ? clock.timed('embed', 1, () => this.embedQuery(req.vectorText)) : Promise.resolve(null);
     // Unhandled until awaited below: a failed embedding must not become an unhandled rejection meanwhile.
     vectorPromise.catch(() => undefined);
     const perStore = await Promise.all(
@@ -121,11 +122,11 @@ export class RetrievalService {
         // Lean hits: the engine reads ids, version and text only (metadata, ACL, dates come from the read model).
         const [kw, vec] = await Promise.all([
           req.alpha < 1 && req.query.trim()
-            ? this.infra.search.index
-                .keywordSearchLean(index, req.query, { limit: pool, filter, operator: req.operator })
-                .then((hits) => (store === 'memory' ? this.withConversationContext(req, index, filter, hits, now) : hits))
+            ? clock
+                .timed(`engine.keyword.${store}`, 1, () => this.infra.search.index.keywordSearchLean(index, req.query, { limit: pool, filter, operator: req.operator }))
+                .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now)) : hits))
             : Promise.resolve([]),
-          vectorPromise.then((v) => (v ? this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter }) : [])),
+          vectorPromise.then((v) => (v ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter })) : [])),
         ]);
         return { kw, vec };
       }),
@@ -140,7 +141,7 @@ export class RetrievalService {
       req.alpha,
     );
     if (!fused.length) return [];
-    const items = await this.items(req.databaseId, [...new Set(fused.map((f) => byId.get(f.id)!.itemId))]);
+    const items = await clock.timed('read_model', 1, () => this.items(req.databaseId, [...new Set(fused.map((f) => byId.get(f.id)!.itemId))]));
     const ranked: RankedChunk[] = [];
     for (const f of fused) {
       const candidate = byId.get(f.id)!;

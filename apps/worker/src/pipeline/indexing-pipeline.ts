@@ -7,6 +7,7 @@ import { decideOnItem, decideOnItems, lastPosition, loadItemStates, type ItemDec
 import { streams } from '../../../../libs/domain/src/streams';
 import type { BatchOutcome } from '../../../../libs/eventstore/src/command-handling';
 import { decideItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
+import { StepClock } from '../../../../libs/domain/src/step-clock';
 import type { IndexingStatus, ItemEvent } from '../../../../libs/domain/src/items/item.events';
 import type { Embedder } from '../../../../libs/embeddings/src';
 import { chunkPairs, chunkText, parseDocument, ParseError, type Chunk } from '../../../../libs/ingestion/src';
@@ -123,7 +124,7 @@ class PipelineFailure extends Error {
 export class IndexingPipeline {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly loop: ClaimLoop<ClaimedJob[]>;
-  private readonly steps = new Map<string, { seconds: number; items: number }>();
+  private readonly steps = new StepClock();
 
   constructor(
     private readonly ds: DataSource,
@@ -161,24 +162,12 @@ export class IndexingPipeline {
   }
 
   /** Wall time and items per step since start (exposed on /metrics; the speed benchmark reads it). */
-  stepTimes(): Map<string, { seconds: number; items: number }> {
-    return this.steps;
+  stepTimes(): ReadonlyMap<string, { seconds: number; items: number }> {
+    return this.steps.times();
   }
 
-  private async timed<T>(step: string, items: number, fn: () => Promise<T>): Promise<T> {
-    const started = process.hrtime.bigint();
-    try {
-      return await fn();
-    } finally {
-      this.addTime(step, items, started);
-    }
-  }
-
-  private addTime(step: string, items: number, started: bigint): void {
-    const t = this.steps.get(step) ?? { seconds: 0, items: 0 };
-    t.seconds += Number(process.hrtime.bigint() - started) / 1e9;
-    t.items += items;
-    this.steps.set(step, t);
+  private timed<T>(step: string, items: number, fn: () => Promise<T>): Promise<T> {
+    return this.steps.timed(step, items, fn);
   }
 
   async queueDepth(): Promise<number> {
@@ -390,7 +379,7 @@ export class IndexingPipeline {
         this.unexpected(w, err);
       }
     });
-    this.addTime('graph.extract', work.length, started);
+    this.steps.add('graph.extract', work.length, started);
     const graphedAt = lastPosition(await this.timed('graph.record_graph', work.length, () => this.record(decisions)));
     // `completed` means the graph is queryable too.
     if (graphedAt !== null && !(await this.timed('graph.wait_graph', work.length, () => this.runner.waitFor(graphedAt, ['graph'], 60_000)))) {
