@@ -66,7 +66,7 @@ describe('speed benchmark harness (smoke)', () => {
     }
     // The service's own step timings for the breakdown queries: the engine calls of both stores, once per query.
     const steps = s(run.scenarios, 'fast all +acl +metadata').breakdown![0].stepsMs!;
-    for (const step of ['total.fast', 'retrieve', 'engine.keyword.memory', 'engine.vector.knowledge', 'read_model']) expect([step, steps[step]]).toEqual([step, expect.any(Number)]);
+    for (const step of ['total.fast', 'retrieve', 'engine.keyword.memory', 'engine.vector.knowledge', 'read_model.knowledge']) expect([step, steps[step]]).toEqual([step, expect.any(Number)]);
     expect(s(run.scenarios, 'thinking all').breakdown![0].stepsMs!['total.thinking']).toBeGreaterThan(0);
     expect(s(run.scenarios, 'fast all +acl +metadata').example.acl).toBeDefined();
     expect(s(run.scenarios, 'fast all +acl +metadata').example.metadata_filters).toBeDefined();

@@ -80,11 +80,13 @@ describe('context items through HTTP', () => {
     });
 
     it('expired memories stop surfacing anywhere', async () => {
-      await ingestMemories(t, 'ctx', [{ id: 'ttl', text: 'The temporary wifi password is orangutan42.', expiry_time: 2 }]);
+      // 6 s: room for indexing on a loaded machine before the first query (2 s was flaky under parallel suites).
+      const accepted = Date.now();
+      await ingestMemories(t, 'ctx', [{ id: 'ttl', text: 'The temporary wifi password is orangutan42.', expiry_time: 6 }]);
       await waitForStatus(t, 'ctx', ['ttl']);
       const before = await t.request('POST', '/query', { body: { database: 'ctx', query: 'temporary wifi password', type: 'memory' } });
       expect(ids(before)).toContain('ttl');
-      await new Promise((r) => setTimeout(r, 2100));
+      await new Promise((r) => setTimeout(r, Math.max(0, accepted + 6100 - Date.now())));
       const after = await t.request('POST', '/query', { body: { database: 'ctx', query: 'temporary wifi password', type: 'memory' } });
       expect(ids(after)).not.toContain('ttl');
       const list = await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory', ids: ['ttl'] } });

@@ -132,7 +132,7 @@ describe('ingest and query through HTTP', () => {
     const after = await calls();
     const delta = (step: string) => (after[step] ?? 0) - (before[step] ?? 0);
     expect(delta('total.fast')).toBe(1);
-    for (const step of ['retrieve', 'embed', 'engine.keyword.memory', 'engine.vector.memory', 'engine.keyword.knowledge', 'engine.vector.knowledge', 'conversation_context', 'read_model', 'record', 'graph.context']) {
+    for (const step of ['retrieve', 'embed', 'engine.keyword.memory', 'engine.vector.memory', 'engine.keyword.knowledge', 'engine.vector.knowledge', 'conversation_context', 'read_model.memory', 'read_model.knowledge', 'record', 'graph.context']) {
       expect([step, delta(step)]).toEqual([step, 1]);
     }
     const seconds = (await t.app.inject({ method: 'GET', url: '/metrics' })).body.match(/^crs_query_step_seconds_total\{step="total.fast"\} ([0-9.e+-]+)$/m);

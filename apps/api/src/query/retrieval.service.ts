@@ -115,20 +115,25 @@ export class RetrievalService {
     const vectorPromise: Promise<Float32Array | null> = req.alpha > 0 ? clock.timed('embed', 1, () => this.embedQuery(req.vectorText)) : Promise.resolve(null);
     // Unhandled until awaited below: a failed embedding must not become an unhandled rejection meanwhile.
     vectorPromise.catch(() => undefined);
+    // Per store: the engine's keyword and vector candidates, then (while the other store may still be searching)
+    // the read-model rows of all of them, which the check below needs; conversation context loads some early.
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
         const index = await this.infra.search.indexName(req.databaseId, store);
-        if (!index) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[] };
+        if (!index) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[], items: new Map<string, ItemRow>() };
+        const items = new Map<string, ItemRow>();
         // Lean hits: the engine reads ids, version and text only (metadata, ACL, dates come from the read model).
         const [kw, vec] = await Promise.all([
           req.alpha < 1 && req.query.trim()
             ? clock
                 .timed(`engine.keyword.${store}`, 1, () => this.infra.search.index.keywordSearchLean(index, req.query, { limit: pool, filter, operator: req.operator }))
-                .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now)) : hits))
+                .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now, items)) : hits))
             : Promise.resolve([]),
           vectorPromise.then((v) => (v ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter })) : [])),
         ]);
-        return { kw, vec };
+        const missing = [...new Set([...kw, ...vec].map((c) => c.itemId))].filter((key) => !items.has(key));
+        if (missing.length) for (const [key, row] of await clock.timed(`read_model.${store}`, 1, () => this.items(req.databaseId, missing))) items.set(key, row);
+        return { kw, vec, items };
       }),
     );
     const byId = new Map<string, LeanCandidate>();
@@ -141,7 +146,7 @@ export class RetrievalService {
       req.alpha,
     );
     if (!fused.length) return [];
-    const items = await clock.timed('read_model', 1, () => this.items(req.databaseId, [...new Set(fused.map((f) => byId.get(f.id)!.itemId))]));
+    const items = new Map(perStore.flatMap((p) => [...p.items]));
     const ranked: RankedChunk[] = [];
     for (const f of fused) {
       const candidate = byId.get(f.id)!;
@@ -159,12 +164,18 @@ export class RetrievalService {
    * score to the memories right after and before them in the same conversation, which become candidates if they
    * were not. Only for the default `or` keyword query (`and` and `phrase` promise matches) over the whole store.
    */
-  private async withConversationContext(req: RetrievalRequest, index: string, filter: SearchFilter, hits: LeanCandidate[], now: number): Promise<LeanCandidate[]> {
+  private async withConversationContext(req: RetrievalRequest, index: string, filter: SearchFilter, hits: LeanCandidate[], now: number, loaded: Map<string, ItemRow>): Promise<LeanCandidate[]> {
     const { after, before } = this.context;
     if (!hits.length || (!after.length && !before.length) || (req.operator ?? 'or') !== 'or' || req.itemKeys) return hits;
     // The best hits lend (as many as asked for, at least 10): lower ones lend little, and fewer lenders are cheaper.
     const lenders = hits.slice(0, Math.max(req.limit, CONTEXT_LENDERS_MIN));
-    const items = await this.items(req.databaseId, [...new Set(lenders.map((h) => h.itemId))]);
+    const lenderKeys = [...new Set(lenders.map((h) => h.itemId))];
+    // Their rows and their neighbours in one round trip's time: neighbours of a hit that fails the checks are dropped below.
+    const [items, rows] = await Promise.all([
+      this.items(req.databaseId, lenderKeys),
+      this.infra.ds.query(NEIGHBOURS_SQL, [req.databaseId, lenderKeys, after.length, before.length]) as Promise<{ hit: string; item_key: string; dir: number; seq: string; same: boolean }[]>,
+    ]);
+    for (const [key, row] of items) loaded.set(key, row);
     const own = new Map<string, number>();
     for (const h of lenders) {
       const item = items.get(h.itemId);
@@ -172,10 +183,9 @@ export class RetrievalService {
       own.set(h.itemId, Math.max(own.get(h.itemId) ?? -Infinity, h.score));
     }
     if (!own.size) return hits;
-    const rows: { hit: string; item_key: string; dir: number; seq: string; same: boolean }[] = await this.infra.ds.query(NEIGHBOURS_SQL, [req.databaseId, [...own.keys()], after.length, before.length]);
     const neighbours = new Map<string, Neighbour[]>();
     const runs = new Map<string, typeof rows>();
-    for (const r of rows) runs.set(`${r.hit}/${r.dir}`, [...(runs.get(`${r.hit}/${r.dir}`) ?? []), r]);
+    for (const r of rows) if (own.has(r.hit)) runs.set(`${r.hit}/${r.dir}`, [...(runs.get(`${r.hit}/${r.dir}`) ?? []), r]);
     for (const run of runs.values()) {
       run.sort((a, b) => Number(a.seq) - Number(b.seq));
       for (const r of run) {
