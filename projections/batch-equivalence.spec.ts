@@ -5,6 +5,7 @@ import type { RecordedEvent } from '../libs/eventstore/src/event-store.port';
 import { BlobStore } from '../libs/persistence/src/blob-store';
 import type { ExtractedGraph } from '../libs/ingestion/src/graph/extract-graph';
 import { createTestDatabase } from '../test/support/test-database';
+import { openDataSource } from '../libs/persistence/src/data-source';
 import { expectBatchEquivalent } from '../test/support/projection-spec';
 import { itemsProjection } from './items/items.projection';
 import { seededRandom } from '../bench/lib/prng';
@@ -234,6 +235,42 @@ describe('applyBatch gives the same read model as apply one event at a time', ()
     const events = await randomLog(random, blobs, 400);
     const rows = await expectBatchEquivalent(url, itemsProjection, events.filter((e) => itemsProjection.handles.includes(e.type)), random);
     expect(rows.rm_items.length).toBeGreaterThan(3); // the sequence leaves rows to compare
+  });
+
+  it.each(SEEDS)('items: rm_item_queue and rm_item_counts say what rm_items holds after every page, seed %i', async (seed) => {
+    const random = seeded(seed);
+    const events = (await randomLog(random, blobs, 400)).filter((e) => itemsProjection.handles.includes(e.type));
+    const schema = `spec_${seed}_${Date.now().toString(36)}`;
+    const ds = await openDataSource(url, { schema, poolSize: 1, name: 'crs-spec' });
+    const rowsOf = async (q: string) => (await ds.query(`SELECT t::text AS r FROM (${q}) t ORDER BY 1`)).map((r: { r: string }) => r.r);
+    const QUEUE = `SELECT database_id, item_key, CASE WHEN status = 'graph_creation' THEN 'graph' ELSE 'index' END AS stage, ingest_position, content_version
+      FROM rm_items WHERE status IN ('queued', 'processing', 'graph_creation')`;
+    const COUNTS = `SELECT database_id, collection, store, status, (created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS items, sum(chunk_count) AS chunks, sum(bytes) AS bytes
+      FROM rm_items GROUP BY 1, 2, 3, 4, 5`;
+    try {
+      for (const ddl of itemsProjection.ddl) await ds.query(ddl);
+      let checked = 0;
+      for (let i = 0; i < events.length; ) {
+        const n = 1 + Math.floor(random() * 40);
+        const page = events.slice(i, i + n);
+        i += n;
+        // One event at a time (apply) or a page at once (applyBatch): the derived tables follow either way.
+        if (random() < 0.3) for (const e of page) await itemsProjection.apply(e, ds);
+        else await itemsProjection.applyBatch!(page, ds);
+        expect(await rowsOf('SELECT * FROM rm_item_queue')).toEqual(await rowsOf(QUEUE));
+        expect(await rowsOf('SELECT * FROM rm_item_counts')).toEqual(await rowsOf(COUNTS));
+        checked += 1;
+      }
+      expect(checked).toBeGreaterThan(5);
+      expect((await rowsOf('SELECT * FROM rm_item_counts')).length).toBeGreaterThan(1);
+      // A rebuild empties rm_items first: the triggers leave nothing behind in the derived tables.
+      await ds.query('DELETE FROM rm_items');
+      expect(await rowsOf('SELECT * FROM rm_item_queue')).toEqual([]);
+      expect(await rowsOf('SELECT * FROM rm_item_counts')).toEqual([]);
+    } finally {
+      await ds.query(`DROP SCHEMA ${schema} CASCADE`);
+      await ds.destroy();
+    }
   });
 
   it.each(SEEDS)('graph, seed %i', async (seed) => {

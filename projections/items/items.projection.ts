@@ -10,7 +10,8 @@ import type { ItemEvent } from '../../libs/domain/src/items/item.events';
 export const itemsProjection: ReadModelProjection = {
   kind: 'read-model',
   name: 'items',
-  tables: ['rm_items'],
+  // rm_items first: emptying it (rebuild) lets its triggers clear the derived tables before they are emptied too.
+  tables: ['rm_items', 'rm_item_queue', 'rm_item_counts'],
   ddl: [
     `CREATE TABLE IF NOT EXISTS rm_items (
       database_id uuid NOT NULL,
@@ -50,14 +51,83 @@ export const itemsProjection: ReadModelProjection = {
       searchable_at timestamptz,
       completed_at timestamptz,
       PRIMARY KEY (database_id, item_key)
-    )`,
-    `CREATE INDEX IF NOT EXISTS rm_items_pending ON rm_items (ingest_position) WHERE status IN ('queued', 'processing')`,
-    // the pipeline's second stage: searchable items waiting for their graph
-    `CREATE INDEX IF NOT EXISTS rm_items_graph_pending ON rm_items (ingest_position) WHERE status = 'graph_creation'`,
+    ) WITH (fillfactor = 75)`,
+    // No index covers status (the pipeline's queue is rm_item_queue) and the pages keep room (fillfactor): an item's
+    // status moves are HOT updates that write no index entry.
     `CREATE INDEX IF NOT EXISTS rm_items_lookup ON rm_items (database_id, item_id)`,
     `CREATE INDEX IF NOT EXISTS rm_items_collection ON rm_items (database_id, collection, store, created_at)`,
     // ingest order within a collection: the neighbours of a memory (conversation context, apps/api/src/query/conversation-context.ts)
     `CREATE INDEX IF NOT EXISTS rm_items_sequence ON rm_items (database_id, collection, store, created_at, ingest_position)`,
+    // The pipeline's work queue: the items waiting for a stage (index: queued or processing; graph: graph_creation),
+    // in ingest order. Small, so claiming never walks the whole item table.
+    `CREATE TABLE IF NOT EXISTS rm_item_queue (
+      database_id uuid NOT NULL,
+      item_key text NOT NULL,
+      stage text NOT NULL,
+      ingest_position bigint NOT NULL,
+      content_version integer NOT NULL,
+      PRIMARY KEY (database_id, item_key)
+    )`,
+    `CREATE INDEX IF NOT EXISTS rm_item_queue_stage ON rm_item_queue (stage, ingest_position)`,
+    // What /databases/stats reports, kept per (database, collection, store, status, UTC day created): reading it costs
+    // the same at a hundred items as at a million. A group whose items all moved on is removed.
+    `CREATE TABLE IF NOT EXISTS rm_item_counts (
+      database_id uuid NOT NULL,
+      collection text NOT NULL,
+      store text NOT NULL,
+      status text NOT NULL,
+      day date NOT NULL,
+      items bigint NOT NULL,
+      chunks bigint NOT NULL,
+      bytes bigint NOT NULL,
+      PRIMARY KEY (database_id, collection, store, status, day)
+    )`,
+    `CREATE INDEX IF NOT EXISTS rm_item_counts_empty ON rm_item_counts (database_id) WHERE items = 0`,
+    // Both derived tables follow rm_items through statement-level triggers on its transition tables: every write to
+    // rm_items (one event, a folded batch, a database's deletion, a rebuild's emptying) keeps them exact, set-based.
+    `CREATE OR REPLACE FUNCTION rm_items_derive() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+      IF TG_OP = 'DELETE' THEN
+        DELETE FROM rm_item_queue q USING old_rows o WHERE q.database_id = o.database_id AND q.item_key = o.item_key;
+      ELSE
+        INSERT INTO rm_item_queue (database_id, item_key, stage, ingest_position, content_version)
+          SELECT n.database_id, n.item_key, CASE WHEN n.status = 'graph_creation' THEN 'graph' ELSE 'index' END, n.ingest_position, n.content_version
+          FROM new_rows n WHERE n.status IN ('queued', 'processing', 'graph_creation')
+          ON CONFLICT (database_id, item_key) DO UPDATE
+            SET stage = EXCLUDED.stage, ingest_position = EXCLUDED.ingest_position, content_version = EXCLUDED.content_version
+            WHERE (rm_item_queue.stage, rm_item_queue.ingest_position, rm_item_queue.content_version)
+              IS DISTINCT FROM (EXCLUDED.stage, EXCLUDED.ingest_position, EXCLUDED.content_version);
+        DELETE FROM rm_item_queue q USING new_rows n
+          WHERE q.database_id = n.database_id AND q.item_key = n.item_key AND n.status NOT IN ('queued', 'processing', 'graph_creation');
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+        INSERT INTO rm_item_counts
+          SELECT database_id, collection, store, status, (created_at AT TIME ZONE 'UTC')::date, count(*), sum(chunk_count), sum(bytes)
+          FROM new_rows GROUP BY 1, 2, 3, 4, 5
+          ON CONFLICT (database_id, collection, store, status, day) DO UPDATE
+            SET items = rm_item_counts.items + EXCLUDED.items, chunks = rm_item_counts.chunks + EXCLUDED.chunks, bytes = rm_item_counts.bytes + EXCLUDED.bytes;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO rm_item_counts
+          SELECT database_id, collection, store, status, (created_at AT TIME ZONE 'UTC')::date, -count(*), -sum(chunk_count), -sum(bytes)
+          FROM old_rows GROUP BY 1, 2, 3, 4, 5
+          ON CONFLICT (database_id, collection, store, status, day) DO UPDATE
+            SET items = rm_item_counts.items + EXCLUDED.items, chunks = rm_item_counts.chunks + EXCLUDED.chunks, bytes = rm_item_counts.bytes + EXCLUDED.bytes;
+      ELSE
+        INSERT INTO rm_item_counts
+          SELECT database_id, collection, store, status, day, sum(items), sum(chunks), sum(bytes) FROM (
+            SELECT database_id, collection, store, status, (created_at AT TIME ZONE 'UTC')::date AS day, 1 AS items, chunk_count::bigint AS chunks, bytes FROM new_rows
+            UNION ALL
+            SELECT database_id, collection, store, status, (created_at AT TIME ZONE 'UTC')::date, -1, -chunk_count::bigint, -bytes FROM old_rows
+          ) d GROUP BY 1, 2, 3, 4, 5 HAVING sum(items) <> 0 OR sum(chunks) <> 0 OR sum(bytes) <> 0
+          ON CONFLICT (database_id, collection, store, status, day) DO UPDATE
+            SET items = rm_item_counts.items + EXCLUDED.items, chunks = rm_item_counts.chunks + EXCLUDED.chunks, bytes = rm_item_counts.bytes + EXCLUDED.bytes;
+      END IF;
+      DELETE FROM rm_item_counts WHERE items = 0;
+      RETURN NULL;
+    END $fn$`,
+    `CREATE OR REPLACE TRIGGER rm_items_derive_insert AFTER INSERT ON rm_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION rm_items_derive()`,
+    `CREATE OR REPLACE TRIGGER rm_items_derive_update AFTER UPDATE ON rm_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION rm_items_derive()`,
+    `CREATE OR REPLACE TRIGGER rm_items_derive_delete AFTER DELETE ON rm_items REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION rm_items_derive()`,
   ],
   handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'DatabaseDeleted', 'CollectionDeleted'],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {

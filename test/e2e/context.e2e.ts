@@ -270,6 +270,8 @@ describe('context items through HTTP', () => {
       expect(s.body.data.chunks.total).toBeGreaterThan(5);
       expect(s.body.data.bytes).toBeGreaterThan(100);
       expect(s.body.data.growth[0]).toMatchObject({ date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), items: expect.any(Number) });
+      // Everything here was created within the 30 UTC days growth covers: its days add up to the item total.
+      expect(s.body.data.growth.reduce((sum: number, g: { items: number }) => sum + g.items, 0)).toBe(s.body.data.items.total);
       const legacy = await t.request('GET', '/tenants/stats?tenant_id=ctx');
       expect(legacy.body.data).toMatchObject({ tenant_id: 'ctx', knowledge_collection: { row_count: expect.any(Number), dimensions: 100 }, memory_collection: { dimensions: 100 } });
     });

@@ -202,7 +202,12 @@ export class LanceDbSearchIndex implements SearchIndex {
     if (!open || items.length === 0) return;
     const clauses = items.map((i) => `(item_id = ${sqlString(i.itemId)} AND version <= ${sqlInteger(i.version, 'version')})`);
     await this.serialized(open, async () => {
-      for (let start = 0; start < clauses.length; start += VERSION_BATCH) await open.table.delete(clauses.slice(start, start + VERSION_BATCH).join(' OR '));
+      for (let start = 0; start < clauses.length; start += VERSION_BATCH) {
+        const predicate = clauses.slice(start, start + VERSION_BATCH).join(' OR ');
+        // A delete commits a table version even when nothing matches (a first version has no predecessor, the
+        // common case on ingest); counting first (btree on item_id) is far cheaper than that commit.
+        if ((await open.table.countRows(predicate)) > 0) await open.table.delete(predicate);
+      }
     });
     this.scheduleRefresh(open);
   }

@@ -171,7 +171,7 @@ export class IndexingPipeline {
   }
 
   async queueDepth(): Promise<number> {
-    const [row] = await this.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE status IN ('queued', 'processing')`);
+    const [row] = await this.ds.query(`SELECT count(*)::int AS n FROM rm_item_queue WHERE stage = 'index'`);
     return row.n;
   }
 
@@ -193,13 +193,12 @@ export class IndexingPipeline {
   }
 
   private claimStage(stage: 'index' | 'graph', n: number): Promise<ClaimedJob[]> {
-    // The literal status predicates match the partial indexes rm_items_pending and rm_items_graph_pending.
-    const statuses = stage === 'index' ? `i.status IN ('queued', 'processing')` : `i.status = 'graph_creation'`;
+    // rm_item_queue holds exactly the items of rm_items waiting for a stage (the items read model keeps it).
     return this.ds.query(
       `INSERT INTO pipeline_leases (database_id, item_key, content_version, owner, lease_until, attempts)
        SELECT i.database_id, i.item_key, i.content_version, $1, now() + ($2 || ' milliseconds')::interval, 1
-       FROM rm_items i LEFT JOIN pipeline_leases l ON l.database_id = i.database_id AND l.item_key = i.item_key
-       WHERE ${statuses}
+       FROM rm_item_queue i LEFT JOIN pipeline_leases l ON l.database_id = i.database_id AND l.item_key = i.item_key
+       WHERE i.stage = $4
          AND (l.item_key IS NULL OR l.lease_until < now() OR l.content_version < i.content_version)
        ORDER BY i.ingest_position
        LIMIT $3
@@ -208,7 +207,7 @@ export class IndexingPipeline {
              attempts = CASE WHEN pipeline_leases.content_version = EXCLUDED.content_version THEN pipeline_leases.attempts + 1 ELSE 1 END
          WHERE pipeline_leases.lease_until < now() OR pipeline_leases.content_version < EXCLUDED.content_version
        RETURNING database_id, item_key, content_version, attempts`,
-      [this.owner, String(this.options.leaseMs), n],
+      [this.owner, String(this.options.leaseMs), n, stage],
     );
   }
 

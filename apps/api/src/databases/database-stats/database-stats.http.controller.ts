@@ -17,7 +17,7 @@ export class DatabaseStatsController {
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
   @Get('databases/stats')
-  @ApiOperation({ summary: 'Load and growth: items by store and status, chunks, bytes, collections, daily growth over the last 30 days' })
+  @ApiOperation({ summary: 'Load and growth: items by store and status, chunks, bytes, collections, growth per UTC day over the last 30 days (today and the 29 before)' })
   async stats(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const scope = readScope(contextOf(req), query, { requireDatabase: true });
     const db = await this.infra.directory.resolve(authOf(req), scope.database!);
@@ -43,16 +43,17 @@ export class DatabaseStatsController {
   private async compute(db: DatabaseRecord, collection?: string) {
     const params: unknown[] = collection ? [db.id, collection] : [db.id];
     const inColl = collection ? 'AND collection = $2' : '';
-    // Both scan the database's rows of rm_items; they run side by side. Days are UTC dates (a cast, cheaper than to_char).
+    // rm_item_counts: the items read model's running totals per collection, store, status and UTC day created.
     const [rows, growth, collections]: [{ store: string; status: string; n: number; chunks: number; bytes: string }[], { day: string; items: number; bytes: string }[], unknown[]] = await Promise.all([
       this.infra.ds.query(
-        `SELECT store, status, count(*)::int AS n, coalesce(sum(chunk_count), 0)::int AS chunks, coalesce(sum(bytes), 0)::bigint AS bytes
-         FROM rm_items WHERE database_id = $1 ${inColl} GROUP BY store, status`,
+        `SELECT store, status, sum(items)::int AS n, sum(chunks)::int AS chunks, sum(bytes)::bigint AS bytes
+         FROM rm_item_counts WHERE database_id = $1 ${inColl} GROUP BY store, status`,
         params,
       ),
+      // Growth: whole UTC days, today and the 29 before.
       this.infra.ds.query(
-        `SELECT ((created_at AT TIME ZONE 'UTC')::date)::text AS day, count(*)::int AS items, coalesce(sum(bytes), 0)::bigint AS bytes
-         FROM rm_items WHERE database_id = $1 ${inColl} AND created_at > now() - interval '30 days' GROUP BY 1 ORDER BY 1`,
+        `SELECT day::text AS day, sum(items)::int AS items, sum(bytes)::bigint AS bytes
+         FROM rm_item_counts WHERE database_id = $1 ${inColl} AND day > (now() AT TIME ZONE 'UTC')::date - 30 GROUP BY 1 ORDER BY 1`,
         params,
       ),
       this.infra.directory.collections(db.id),
