@@ -74,6 +74,9 @@ describe('@hydradb/sdk webhooks and transport', () => {
     const q = await t.request('POST', '/query', { body: { database: 'hooks', query: 'hello' } });
     const requestId = q.body.meta.request_id;
     const send = () => client.fetch('/feedback', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ request_id: requestId, feedback: 'good', rating: 'positive' }) });
+    // The limiter counts in fixed 2-second windows aligned to the epoch: start just after a window opens, so the
+    // three sends share one window whatever the machine's speed (else the third may open the next one, no 429).
+    await new Promise((r) => setTimeout(r, 2000 - (Date.now() % 2000) + 20));
     const started = Date.now();
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) statuses.push((await send()).status);
