@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
 import type { Sql } from '../../libs/persistence/src/data-source';
-import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
+import { inSegments, REPLAYING_SETTING, type ReadModelProjection } from '../../libs/persistence/src/projection';
 import type { ItemEvent } from '../../libs/domain/src/items/item.events';
 
 /**
@@ -87,6 +87,9 @@ export const itemsProjection: ReadModelProjection = {
     // rm_items (one event, a folded batch, a database's deletion, a rebuild's emptying) keeps them exact, set-based.
     `CREATE OR REPLACE FUNCTION rm_items_derive() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
+      -- A replay (rebuild, verify) derives both tables once at its end (afterReplay): kept per statement over a whole
+      -- log in one transaction, they pile up row versions no one can prune yet.
+      IF current_setting('${REPLAYING_SETTING}', true) = 'on' THEN RETURN NULL; END IF;
       IF TG_OP = 'DELETE' THEN
         DELETE FROM rm_item_queue q USING old_rows o WHERE q.database_id = o.database_id AND q.item_key = o.item_key;
       ELSE
@@ -212,6 +215,17 @@ export const itemsProjection: ReadModelProjection = {
       (run) => foldItems(run, sql),
       (e) => itemsProjection.apply(e, sql),
     );
+  },
+  /** The derived tables the triggers keep live, computed once from rm_items at the end of a replay. */
+  async afterReplay(sql: Sql): Promise<void> {
+    await sql.query('DELETE FROM rm_item_queue');
+    await sql.query(`INSERT INTO rm_item_queue (database_id, item_key, stage, ingest_position, content_version)
+      SELECT database_id, item_key, CASE WHEN status = 'graph_creation' THEN 'graph' ELSE 'index' END, ingest_position, content_version
+      FROM rm_items WHERE status IN ('queued', 'processing', 'graph_creation')`);
+    await sql.query('DELETE FROM rm_item_counts');
+    await sql.query(`INSERT INTO rm_item_counts (database_id, collection, store, status, day, items, chunks, bytes)
+      SELECT database_id, collection, store, status, (created_at AT TIME ZONE 'UTC')::date, count(*), sum(chunk_count), sum(bytes)
+      FROM rm_items GROUP BY 1, 2, 3, 4, 5`);
   },
 };
 

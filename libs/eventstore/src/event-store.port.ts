@@ -85,6 +85,12 @@ export interface EventStore {
   readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /**
+   * Optional: a page of the events of `types` after `after` (at most `maxCount`, in order), and how far the log was
+   * scanned: the last event returned when the page is full, else the head, every position up to which is visible.
+   * Replays (rebuild, verify) use it to read only what a projection handles; without it they read everything.
+   */
+  readAllOfTypes?(after: number, types: readonly string[], maxCount: number): Promise<{ events: RecordedEvent[]; scannedTo: number }>;
+  /**
    * Catch-up subscription to the whole log: events strictly after `after`, then live ones, in order, until closed.
    * With `types`, the adapter may leave out events of other types (an optimisation, not a guarantee: consumers still
    * filter) and then delivers checkpoint markers (type CHECKPOINT_EVENT, no stream, data null) whose position says

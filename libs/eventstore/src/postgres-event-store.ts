@@ -158,14 +158,14 @@ export class PostgresEventStore implements EventStore {
    * when the page is full, else up to the head read first (every position up to a visible head is committed, since
    * positions are taken and committed in order under the append lock).
    */
-  async readAllOfTypes(after: number, types: string[], maxCount: number): Promise<{ events: RecordedEvent[]; scannedTo: number }> {
+  async readAllOfTypes(after: number, types: readonly string[], maxCount: number): Promise<{ events: RecordedEvent[]; scannedTo: number }> {
     // One round trip: the head and the page under it (every subscription runs this on every wake).
     const { rows } = await this.pool.query<EventRow & { head: string | null }>(
       `SELECT h.head, e.* FROM (SELECT max(position) AS head FROM ${this.table}) h
        LEFT JOIN LATERAL (
          SELECT ${COLUMNS} FROM ${this.table} WHERE position > $1 AND position <= h.head AND type = ANY($2::text[]) ORDER BY position ASC LIMIT $3
        ) e ON true`,
-      [after, types, maxCount],
+      [after, [...types], maxCount],
     );
     const head = rows.length && rows[0].head !== null ? Number(rows[0].head) : 0;
     if (head <= after) return { events: [], scannedTo: after };

@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import type { EventStore } from '../../eventstore/src/event-store.port';
+import { PostgresEventStore } from '../../eventstore/src/postgres-event-store';
 import { openDataSource } from './data-source';
 import { ProjectionRunner } from './projection-runner';
 import { databasesProjection } from '../../../projections/databases/databases.projection';
@@ -18,5 +22,49 @@ describe('read model schema changes', () => {
     const cols = await ds.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'rm_databases'`);
     expect(cols.map((c: any) => c.column_name)).toContain('scheduler_ready');
     await ds.destroy();
+  });
+});
+
+describe('replay', () => {
+  it('reads only the handled event types when the store can filter, checkpoints at the head, and equals an unfiltered replay', async () => {
+    const url = await createTestDatabase('replayfilter');
+    const ds = await openDataSource(url, { poolSize: 2 });
+    const pool = new Pool({ connectionString: url, max: 2 });
+    const log = { info: () => undefined, error: () => undefined };
+    try {
+      const store = new PostgresEventStore(pool);
+      await store.init();
+      const meta = (i: number) => ({ eventId: randomUUID(), occurredAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), orgId: 'org1', actor: 'test' });
+      // 3 databases among 12,000 events of other types: more than two replay pages of the whole log.
+      for (let i = 0; i < 12; i++) {
+        await store.append(`noise-${i}`, Array.from({ length: 1000 }, (_, j) => ({ type: 'QueryRecorded', data: { n: j }, metadata: meta(i) })));
+        if (i % 4 === 1) {
+          const databaseId = randomUUID();
+          await store.append(`database-${databaseId}`, [{ type: 'DatabaseCreated', data: { databaseId, name: `db${i}`, metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, metadata: meta(i) }]);
+        }
+      }
+      await store.append('noise-tail', [{ type: 'QueryRecorded', data: {}, metadata: meta(99) }]);
+      const head = await store.headPosition();
+      const rows = () => ds.query(`SELECT t::text AS r FROM rm_databases t ORDER BY 1`);
+
+      const readAll = jest.spyOn(store, 'readAll');
+      const runner = new ProjectionRunner(ds, store, [databasesProjection], log);
+      await runner.migrate();
+      const filtered = await runner.rebuild('databases');
+      expect(readAll).not.toHaveBeenCalled();
+      expect(filtered).toMatchObject({ events: 3, position: head });
+      expect((await ds.query(`SELECT position FROM projection_checkpoints WHERE name = 'databases'`))[0].position).toBe(String(head));
+      const afterFiltered = await rows();
+      expect(afterFiltered).toHaveLength(3);
+
+      // A store without the filter (EventStoreDB) reads everything and ends in the same place.
+      const plain = { readAll: (o: any) => store.readAll(o), headPosition: () => store.headPosition() } as unknown as EventStore;
+      const unfiltered = await new ProjectionRunner(ds, plain, [databasesProjection], log).rebuild('databases');
+      expect(unfiltered).toMatchObject({ events: 3, position: head });
+      expect(await rows()).toEqual(afterFiltered);
+    } finally {
+      await pool.end();
+      await ds.destroy();
+    }
   });
 });

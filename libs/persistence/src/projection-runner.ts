@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { EventStore, RecordedEvent, Subscription } from '../../eventstore/src/event-store.port';
-import { applyEvents, type Processor, type ReadModelProjection, type Subscriber } from './projection';
+import { applyEvents, REPLAYING_SETTING, type Processor, type ReadModelProjection, type Subscriber } from './projection';
 
 export interface RunnerLogger {
   info(obj: object, msg?: string): void;
@@ -187,33 +187,38 @@ export class ProjectionRunner {
   }
 
   /**
-   * Applies every event (up to `until`) to the projection through `sql`; returns the last position read. Pages are
-   * large and the next one is read while the current one is applied; each page's handled events go to the projection
-   * at once (`applyBatch` when it has one).
+   * Applies every event (up to `until`) to the projection through `sql`; returns the position the log was read to.
+   * Pages are large and the next one is read while the current one is applied; each page's handled events go to
+   * the projection at once (`applyBatch` when it has one). A store that can filter by type (`readAllOfTypes`) sends
+   * only the handled events: a projection of a few event types does not read the whole log.
    */
   async replayInto(projection: ReadModelProjection, sql: EntityManager, until: number, onProgress?: (position: number, applied: number) => void): Promise<number> {
-    let after = 0;
-    let applied = 0;
-    const read = (from: number) => {
-      const p = this.store.readAll({ after: from, maxCount: REPLAY_PAGE });
+    const store = this.store;
+    const read = (from: number): Promise<{ events: RecordedEvent[]; scannedTo: number }> => {
+      const p = store.readAllOfTypes
+        ? store.readAllOfTypes(from, projection.handles, REPLAY_PAGE)
+        : store.readAll({ after: from, maxCount: REPLAY_PAGE }).then((events) => ({ events, scannedTo: events.length ? events[events.length - 1].position : from }));
       p.catch(() => undefined); // awaited below; a failure while the previous page is applied must not go unhandled
       return p;
     };
+    let after = 0;
+    let applied = 0;
     let next = read(after);
+    await sql.query(`SELECT set_config('${REPLAYING_SETTING}', 'on', true)`);
     while (true) {
-      const page = await next;
-      if (page.length === 0) break;
-      const last = page[page.length - 1].position;
-      const more = page.length === REPLAY_PAGE && last < until;
-      if (more) next = read(last);
-      const upTo = last > until ? page.filter((ev) => ev.position <= until) : page;
-      const relevant = upTo.filter((ev) => projection.handles.includes(ev.type));
+      const { events: page, scannedTo } = await next;
+      const reached = Math.min(scannedTo, until);
+      const more = page.length === REPLAY_PAGE && scannedTo < until;
+      if (more) next = read(scannedTo);
+      const relevant = page.filter((ev) => ev.position <= until && projection.handles.includes(ev.type));
       await applyEvents(projection, relevant, sql);
       applied += relevant.length;
-      if (upTo.length) after = upTo[upTo.length - 1].position;
+      after = Math.max(after, reached);
       onProgress?.(after, applied);
       if (!more) break;
     }
+    await sql.query(`SELECT set_config('${REPLAYING_SETTING}', 'off', true)`);
+    await projection.afterReplay?.(sql);
     return after;
   }
 

@@ -23,7 +23,17 @@ export interface ReadModelProjection {
    * both live and in rebuild/verify.
    */
   applyBatch?(events: RecordedEvent[], sql: Sql): Promise<void>;
+  /**
+   * Optional: runs once at the end of a replay (rebuild, verify), in the replay's transaction. While a replay runs,
+   * the transaction-local setting `crs.replaying` is 'on' (REPLAYING_SETTING), so a projection can defer work that
+   * is cheap per live batch but quadratic over a whole log in one transaction (derived tables kept by triggers) and
+   * do it here once, set-based.
+   */
+  afterReplay?(sql: Sql): Promise<void>;
 }
+
+/** Transaction-local setting that is 'on' while a replay (rebuild, verify) applies the log to a projection. */
+export const REPLAYING_SETTING = 'crs.replaying';
 
 /** Applies handled events in log order: `applyBatch` when the projection has it, else `apply` one by one. */
 export async function applyEvents(projection: ReadModelProjection, events: RecordedEvent[], sql: Sql): Promise<void> {
