@@ -92,6 +92,39 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await index.close();
   });
 
+  it('retrains the vector index whole once optimizes have left more deltas than allowed, and still finds the exact nearest', async () => {
+    const dir = newDir();
+    const index = new LanceDbSearchIndex({ dir, vectorIndexThreshold: 300, maxVectorIndexDeltas: 2, indexRefreshDelayMs: -1 });
+    const random = seededRandom(5);
+    const vector = () => Array.from({ length: 16 }, () => random() * 2 - 1);
+    await index.createIndex('deltas', { dimensions: 16 });
+    const db = await connect(dir);
+    const table = await db.openTable('deltas');
+    const deltas = async () => {
+      await table.checkoutLatest();
+      return (await table.indexStats('vector_idx'))!.numIndices;
+    };
+    const docs: ChunkDoc[] = [];
+    const seen: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      const batch = Array.from({ length: round === 0 ? 400 : 40 }, (_, k) => doc(docs.length + k, vector()));
+      docs.push(...batch);
+      await index.upsert('deltas', batch);
+      await index.optimize('deltas'); // each optimize that folds new rows in adds a delta
+      seen.push((await deltas())!);
+    }
+    // Deltas grow by one per optimize (1, 2) until the third would pass the limit: then one index again.
+    expect(seen.slice(0, 3)).toEqual([1, 2, 1]);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(2);
+    for (const i of [0, 401, docs.length - 1]) {
+      const hits = await index.vectorSearch('deltas', docs[i].vector, { limit: 1 });
+      expect(hits[0].chunkId).toBe(docs[i].chunkId);
+    }
+    table.close();
+    db.close();
+    await index.close();
+  });
+
   it('upgrades a table made before the ACL column and scalar indexes, with the same filtered results before and after', async () => {
     const dir = newDir();
     const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });

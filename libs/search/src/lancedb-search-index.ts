@@ -39,6 +39,13 @@ export interface LanceDbSearchIndexOptions {
   /** Row count from which an IVF_FLAT (cosine) vector index is built; below it search is exact. Default 10 000. 0 disables. */
   vectorIndexThreshold?: number;
   /**
+   * Each background optimize that folds new rows into the vector index adds a delta index, and a query searches
+   * every delta and ranks each one's partitions: at 60k rows after a bulk ingest, 17 deltas made a vector query
+   * take 15.6 ms instead of 8.0. Past this many deltas, the next background refresh retrains the index whole
+   * (0.5 s at 60k rows, 100 dimensions). Default 4; 0 never retrains.
+   */
+  maxVectorIndexDeltas?: number;
+  /**
    * Delay before the background optimize that folds new rows into the engine indexes after writes.
    * Throttled to at most one run per max(delay, 2 × last run's duration). Default 1000 ms; negative disables.
    */
@@ -98,6 +105,7 @@ export class LanceDbSearchIndex implements SearchIndex {
 
   private readonly stem: boolean;
   private readonly vectorIndexThreshold: number;
+  private readonly maxVectorIndexDeltas: number;
   private readonly refreshDelayMs: number;
   private readonly versionRetentionMs: number;
   private readonly onBackgroundError: (error: unknown, indexName: string) => void;
@@ -109,6 +117,7 @@ export class LanceDbSearchIndex implements SearchIndex {
   constructor(private readonly options: LanceDbSearchIndexOptions) {
     this.stem = options.ftsStemming ?? true;
     this.vectorIndexThreshold = options.vectorIndexThreshold ?? 10_000;
+    this.maxVectorIndexDeltas = options.maxVectorIndexDeltas ?? 4;
     this.refreshDelayMs = options.indexRefreshDelayMs ?? 1000;
     this.versionRetentionMs = options.versionRetentionMs ?? 60 * 60 * 1000;
     this.onBackgroundError =
@@ -488,6 +497,7 @@ export class LanceDbSearchIndex implements SearchIndex {
         open.missingScalarIndexes = [];
       }
       await this.ensureVectorIndex(open);
+      await this.mergeVectorIndexDeltas(open);
       open.lastRefreshMs = Date.now() - started;
     });
   }
@@ -524,6 +534,15 @@ export class LanceDbSearchIndex implements SearchIndex {
     // IVF_FLAT keeps exact vectors (no PQ quantisation); distances stay exact, recall depends on probes.
     await open.table.createIndex('vector', { config: Index.ivfFlat({ distanceType: 'cosine' }) });
     open.hasVectorIndex = true;
+  }
+
+  /** Retrains the vector index whole once optimizes have left more than maxVectorIndexDeltas deltas (see the option). */
+  private async mergeVectorIndexDeltas(open: OpenTable): Promise<void> {
+    if (!open.hasVectorIndex || this.maxVectorIndexDeltas <= 0) return;
+    const stats = await open.table.indexStats(VECTOR_INDEX);
+    if (!stats || (stats.numIndices ?? 1) <= this.maxVectorIndexDeltas) return;
+    // Queries keep reading the version they opened; the retrained index is one commit (replace).
+    await open.table.createIndex('vector', { config: Index.ivfFlat({ distanceType: 'cosine' }), replace: true });
   }
 }
 
