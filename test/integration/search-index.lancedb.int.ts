@@ -70,6 +70,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     const indices = await table.listIndices();
     expect(indices.map((i) => [i.name, i.indexType]).sort()).toEqual([
       ['acl_idx', 'LabelList'],
+      ['chunk_id_idx', 'BTree'],
       ['collection_idx', 'Bitmap'],
       ['expires_at_idx', 'BTree'],
       ['filter_kv_idx', 'LabelList'],
@@ -164,7 +165,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     expect(await search(upgraded)).toEqual([expected(docs), expected(docs)]); // ACL column added at open, indexes not yet
     await upgraded.optimize('old');
     await table.checkoutLatest();
-    expect((await table.listIndices()).map((i) => i.name).sort()).toEqual(['acl_idx', 'collection_idx', 'expires_at_idx', 'filter_kv_idx', 'fts_text_idx', 'is_app_idx', 'item_id_idx']);
+    expect((await table.listIndices()).map((i) => i.name).sort()).toEqual(['acl_idx', 'chunk_id_idx', 'collection_idx', 'expires_at_idx', 'filter_kv_idx', 'fts_text_idx', 'is_app_idx', 'item_id_idx']);
     expect(await search(upgraded)).toEqual([expected(docs), expected(docs)]);
     // Writes to the upgraded table carry the column too.
     const added = [{ ...docs[3], chunkId: 'r_new_1', principals: ['bob'] }, { ...docs[3], chunkId: 'r_new_2', principals: ['carol'] }];
