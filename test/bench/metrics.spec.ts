@@ -1,4 +1,4 @@
-import { distinctIds, ndcgAtK, percentile, recallAtK } from '../../bench/lib/stats';
+import { distinctIds, latencySummary, ndcgAtK, percentile, recallAtK } from '../../bench/lib/stats';
 import { parseRebuildOutput } from '../../bench/speed/rebuild';
 import { locomoTurnText } from '../../bench/quality/datasets';
 import { parseSize } from '../../bench/speed/main';
@@ -10,6 +10,12 @@ describe('benchmark metrics', () => {
     expect(ndcgAtK(['c', 'a'], rel, 10)).toBeCloseTo(1 / Math.log2(3) / (1 + 1 / Math.log2(3)));
     expect(ndcgAtK(['c', 'd'], rel, 10)).toBe(0);
     expect(ndcgAtK(['c', 'a'], rel, 1)).toBe(0);
+  });
+
+  it('latency summary of a long run (a fast floor answers 300k requests in 10 s; a spread into Math.max overflowed)', () => {
+    const ms = Array.from({ length: 300_000 }, (_, i) => (i % 1000) / 10);
+    ms[123_456] = 250;
+    expect(latencySummary(ms)).toMatchObject({ n: 300_000, p50: 50, max: 250 });
   });
 
   it('recall@k counts evidence as written and scores 1 without evidence', () => {
