@@ -192,17 +192,37 @@ async function foldGraph(blobs: BlobStore, events: RecordedEvent[], sql: Sql): P
       [r.db, r.item, r.chunk, r.source, r.target, r.predicate, r.context, r.coll],
     );
   }
-  const keys = [...touched.values()];
-  if (!keys.length) return;
-  const KEYS = 'SELECT * FROM unnest($1::uuid[], $2::text[])';
-  const params = [keys.map((k) => k[0]), keys.map((k) => k[1])];
-  await sql.query(`DELETE FROM rm_graph_entities WHERE (database_id, entity_key) IN (${KEYS})`, params);
-  await sql.query(
-    `INSERT INTO rm_graph_entities (database_id, entity_key, name, type)
-     SELECT database_id, entity_key, min(name), coalesce(min(type) FILTER (WHERE type <> 'concept'), 'concept')
-     FROM rm_graph_mentions WHERE (database_id, entity_key) IN (${KEYS}) GROUP BY database_id, entity_key`,
-    params,
-  );
+  // Entities are a pure function of the mentions: min(name), and the least type other than 'concept' (else
+  // 'concept'). A key that lost mentions in this run is derived again from all of its mentions; a key that only
+  // gained some folds the new ones into its row (both are minimums, so adding is exact), instead of re-reading
+  // every mention of a common entity on every page: that grew with the corpus (graph.wait_graph at 100k).
+  // A key only a replaced graph of the run mentioned gained and lost nothing: its row is already right.
+  const lost = new Set(old.map((o) => `${o.d}\u0000${o.k}`));
+  const rederive = [...touched.entries()].filter(([k]) => lost.has(k)).map(([, v]) => v);
+  if (rederive.length) {
+    const KEYS = 'SELECT * FROM unnest($1::uuid[], $2::text[])';
+    const params = [rederive.map((k) => k[0]), rederive.map((k) => k[1])];
+    await sql.query(`DELETE FROM rm_graph_entities WHERE (database_id, entity_key) IN (${KEYS})`, params);
+    await sql.query(
+      `INSERT INTO rm_graph_entities (database_id, entity_key, name, type)
+       SELECT database_id, entity_key, min(name), coalesce(min(type) FILTER (WHERE type <> 'concept'), 'concept')
+       FROM rm_graph_mentions WHERE (database_id, entity_key) IN (${KEYS}) GROUP BY database_id, entity_key`,
+      params,
+    );
+  }
+  const gained = m.db.map((_, i) => i).filter((i) => !lost.has(`${m.db[i].toLowerCase()}\u0000${m.key[i]}`));
+  if (gained.length) {
+    await sql.query(
+      `INSERT INTO rm_graph_entities AS e (database_id, entity_key, name, type)
+       SELECT database_id, entity_key, min(name), coalesce(min(type) FILTER (WHERE type <> 'concept'), 'concept')
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS u(database_id, entity_key, name, type) GROUP BY database_id, entity_key
+       ON CONFLICT (database_id, entity_key) DO UPDATE SET
+         name = LEAST(e.name, EXCLUDED.name),
+         type = CASE WHEN e.type = 'concept' THEN EXCLUDED.type WHEN EXCLUDED.type = 'concept' THEN e.type ELSE LEAST(e.type, EXCLUDED.type) END
+       WHERE EXCLUDED.name < e.name OR (EXCLUDED.type <> 'concept' AND (e.type = 'concept' OR EXCLUDED.type < e.type))`,
+      [gained.map((i) => m.db[i]), gained.map((i) => m.key[i]), gained.map((i) => m.name[i]), gained.map((i) => m.type[i])],
+    );
+  }
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
