@@ -7,6 +7,10 @@ import type { ItemEvent } from '../../libs/domain/src/items/item.events';
  * Every ingested item (memory, file, app item) with its indexing status: what /context/status, /context/list,
  * stats, the pipeline's work queue and the query path's authoritative check (status, expiry, ACL) read.
  */
+/** rm_item_queue's rule, shared by its trigger and afterReplay: the statuses that wait for a stage, and which stage. */
+const WAITING = `'queued', 'processing', 'graph_creation'`;
+const stageOf = (status: string) => `CASE WHEN ${status} = 'graph_creation' THEN 'graph' ELSE 'index' END`;
+
 export const itemsProjection: ReadModelProjection = {
   kind: 'read-model',
   name: 'items',
@@ -94,14 +98,14 @@ export const itemsProjection: ReadModelProjection = {
         DELETE FROM rm_item_queue q USING old_rows o WHERE q.database_id = o.database_id AND q.item_key = o.item_key;
       ELSE
         INSERT INTO rm_item_queue (database_id, item_key, stage, ingest_position, content_version)
-          SELECT n.database_id, n.item_key, CASE WHEN n.status = 'graph_creation' THEN 'graph' ELSE 'index' END, n.ingest_position, n.content_version
-          FROM new_rows n WHERE n.status IN ('queued', 'processing', 'graph_creation')
+          SELECT n.database_id, n.item_key, ${stageOf('n.status')}, n.ingest_position, n.content_version
+          FROM new_rows n WHERE n.status IN (${WAITING})
           ON CONFLICT (database_id, item_key) DO UPDATE
             SET stage = EXCLUDED.stage, ingest_position = EXCLUDED.ingest_position, content_version = EXCLUDED.content_version
             WHERE (rm_item_queue.stage, rm_item_queue.ingest_position, rm_item_queue.content_version)
               IS DISTINCT FROM (EXCLUDED.stage, EXCLUDED.ingest_position, EXCLUDED.content_version);
         DELETE FROM rm_item_queue q USING new_rows n
-          WHERE q.database_id = n.database_id AND q.item_key = n.item_key AND n.status NOT IN ('queued', 'processing', 'graph_creation');
+          WHERE q.database_id = n.database_id AND q.item_key = n.item_key AND n.status NOT IN (${WAITING});
       END IF;
       IF TG_OP = 'INSERT' THEN
         INSERT INTO rm_item_counts
@@ -220,8 +224,8 @@ export const itemsProjection: ReadModelProjection = {
   async afterReplay(sql: Sql): Promise<void> {
     await sql.query('DELETE FROM rm_item_queue');
     await sql.query(`INSERT INTO rm_item_queue (database_id, item_key, stage, ingest_position, content_version)
-      SELECT database_id, item_key, CASE WHEN status = 'graph_creation' THEN 'graph' ELSE 'index' END, ingest_position, content_version
-      FROM rm_items WHERE status IN ('queued', 'processing', 'graph_creation')`);
+      SELECT database_id, item_key, ${stageOf('status')}, ingest_position, content_version
+      FROM rm_items WHERE status IN (${WAITING})`);
     await sql.query('DELETE FROM rm_item_counts');
     await sql.query(`INSERT INTO rm_item_counts (database_id, collection, store, status, day, items, chunks, bytes)
       SELECT database_id, collection, store, status, (created_at AT TIME ZONE 'UTC')::date, count(*), sum(chunk_count), sum(bytes)
