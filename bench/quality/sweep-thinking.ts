@@ -9,10 +9,14 @@ import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from './datasets';
 import { ingestAndWait } from './run-quality';
 
 const USAGE = `node dist/bench/quality/sweep-thinking.js --dataset scifact|locomo --dir <service data dir> [options]
-Tunes the thinking-mode weights (THINKING_* env, read at service start) on the dev data: ingests once into --dir
-(kept), then restarts the service on the same --dir for every setting and runs only the queries.
+Tunes settings read at service start (the thinking-mode weights THINKING_*, or any env such as RETRIEVAL_POOL_MIN)
+on the dev data: ingests once into --dir (kept), then restarts the service on the same --dir for every setting and
+runs only the queries.
   --ingest                 ingest the dataset into --dir first (a fresh dir)
-  --settings 'graph_weight=0,rrf_k=10;graph_weight=0.2,rrf_k=60,hit_entity=0'   THINKING_<KEY> per setting, ';' between settings
+  --settings 'graph_weight=0,rrf_k=10;graph_weight=0.2,rrf_k=60,hit_entity=0'   per setting, ';' between settings:
+                           a lowercase key is THINKING_<KEY>, an uppercase key (RETRIEVAL_POOL_MIN=30) is used as is
+  --mode thinking|fast     the mode the settings are queried in (default thinking)
+  --scifact-split test|train  SciFact queries to score (default test; train is for tuning)
   --baseline               also run fast hybrid (default alpha) and thinking with the built-in defaults
   --ks 10                  LoCoMo k's (default 5,10,25,50)
   --concurrency 4
@@ -28,7 +32,7 @@ interface Result {
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), { dataset: 'string', dir: 'string', ingest: 'boolean', settings: 'string', baseline: 'boolean', ks: 'string', concurrency: 'string', out: 'string', help: 'boolean' });
+  const args = parseArgs(process.argv.slice(2), { dataset: 'string', dir: 'string', ingest: 'boolean', settings: 'string', mode: 'string', 'scifact-split': 'string', baseline: 'boolean', ks: 'string', concurrency: 'string', out: 'string', help: 'boolean' });
   if (args.help || !args.dir || !args.dataset) return void console.log(USAGE);
   const root = resolve(__dirname, '../../..');
   const dataset = String(args.dataset);
@@ -39,7 +43,11 @@ async function main(): Promise<void> {
   const ks = args.ks ? String(args.ks).split(',').map(Number) : [5, 10, 25, 50];
   const out = args.out ? resolve(String(args.out)) : undefined;
   const progress = createProgress();
-  const scifact = dataset === 'scifact' ? loadScifact(DEFAULT_DATA_DIR) : undefined;
+  const mode = String(args.mode ?? 'thinking');
+  if (mode !== 'thinking' && mode !== 'fast') throw new Error(`unknown mode ${mode} (thinking, fast)`);
+  const split = String(args['scifact-split'] ?? 'test');
+  if (split !== 'test' && split !== 'train') throw new Error(`unknown SciFact split ${split} (test, train)`);
+  const scifact = dataset === 'scifact' ? loadScifact(DEFAULT_DATA_DIR, undefined, split) : undefined;
   const locomo = dataset === 'locomo' ? loadLocomo(DEFAULT_DATA_DIR) : undefined;
   const dbOf = (convId: string) => `locomo-${convId}`.replace(/[^A-Za-z0-9_-]/g, '-');
 
@@ -81,9 +89,10 @@ async function main(): Promise<void> {
     const env: Record<string, string> = {};
     for (const kv of s.split(',')) {
       const [k, v] = kv.split('=');
-      env[`THINKING_${k.trim().toUpperCase()}`] = v.trim();
+      const key = k.trim();
+      env[key === key.toUpperCase() ? key : `THINKING_${key.toUpperCase()}`] = v.trim();
     }
-    runs.push({ setting: s, env, body: { mode: 'thinking' } });
+    runs.push({ setting: s, env, body: mode === 'thinking' ? { mode: 'thinking' } : {} });
   }
   // Settings with the same env share one service start.
   const byEnv = new Map<string, typeof runs>();
@@ -94,7 +103,7 @@ async function main(): Promise<void> {
       const client = new CrsClient(service.baseUrl, key);
       for (const r of group) {
         const started = Date.now();
-        const result: Result = { dataset, setting: r.setting, mode: r.body.mode ?? 'fast', ms: 0 };
+        const result: Result = { dataset: dataset === 'scifact' ? `scifact-${split}` : dataset, setting: r.setting, mode: r.body.mode ?? 'fast', ms: 0 };
         if (scifact) {
           const ndcg = await mapPool(scifact.queries, concurrency, async (q) => {
             const chunks = await client.query({ database: 'scifact', query: q.text, type: 'knowledge', max_results: 10, ...r.body });

@@ -14,6 +14,8 @@ const USAGE = `node dist/bench/speed/engine-probe.main.js --data-dir <DATA_DIR k
   --scenario "<name>"   query scenario (default "fast all +acl +metadata")
   --queries 40          queries per measurement
   --seed 42
+  --pools 50            comma-separated candidate pools to compare (e.g. 50,30)
+  --columns lean        comma-separated column sets to compare: lean (${LEAN_COLUMNS.join(', ')}), ids (without text)
 Times each engine call of a /query on its own (keyword and vector, per store), then all of them in parallel
 as the service issues them, on the service's LanceDB tables: where the engine part of a query's time goes.`;
 
@@ -29,7 +31,7 @@ async function tablesOf(lanceDir: string): Promise<{ memory?: Table; knowledge?:
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', scenario: 'string', queries: 'string', seed: 'string', help: 'boolean' });
+  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', scenario: 'string', queries: 'string', seed: 'string', pools: 'string', columns: 'string', help: 'boolean' });
   if (args.help || !args['data-dir']) return void console.log(USAGE);
   const lanceDir = join(resolve(String(args['data-dir'])), 'lancedb');
   const scenario = SCENARIOS.find((s) => s.name === String(args.scenario ?? 'fast all +acl +metadata'));
@@ -54,30 +56,45 @@ async function main(): Promise<void> {
     }
     return lanceWhere({ collections: ['default'], now: Date.now(), includeApps: true, principalsAny: callerPrincipals(b.acl), metadata: Object.keys(metadata).length ? metadata : undefined, additionalMetadata });
   };
+  const pools = String(args.pools ?? FLOOR_POOL).split(',').map(Number);
+  const columnSets: Record<string, string[]> = { lean: LEAN_COLUMNS, ids: LEAN_COLUMNS.filter((c) => c !== 'text') };
+  const variants = String(args.columns ?? 'lean').split(',').flatMap((cols) => {
+    if (!columnSets[cols]) throw new Error(`unknown column set ${cols}: one of ${Object.keys(columnSets).join(', ')}`);
+    return pools.map((pool) => ({ label: `pool ${pool}, ${cols}`, pool, columns: columnSets[cols] }));
+  });
   const calls: Record<string, (b: QueryBody, v: Float32Array) => Promise<number>> = {};
-  for (const store of stores) {
-    const t = tables[store];
-    if (!t) continue;
-    calls[`keyword ${store}`] = async (b) => {
-      const q = t.query().fullTextSearch(new MatchQuery(b.query, FTS_COLUMN, { operator: Operator.Or })).select([...LEAN_COLUMNS, '_score']).limit(FLOOR_POOL);
-      const w = whereOf(b);
-      if (w) q.where(w);
-      return (await q.toArrow()).numRows;
-    };
-    calls[`keyword ${store} (no filter)`] = async (b) => (await t.query().fullTextSearch(new MatchQuery(b.query, FTS_COLUMN, { operator: Operator.Or })).select([...LEAN_COLUMNS, '_score']).limit(FLOOR_POOL).toArrow()).numRows;
-    calls[`vector ${store}`] = async (b, v) => {
-      const q = t.vectorSearch(v).distanceType('cosine').select([...LEAN_COLUMNS, '_distance']).limit(FLOOR_POOL);
-      const w = whereOf(b);
-      if (w) q.where(w);
-      return (await q.toArrow()).numRows;
-    };
-    calls[`vector ${store} (no filter)`] = async (_b, v) => (await t.vectorSearch(v).distanceType('cosine').select([...LEAN_COLUMNS, '_distance']).limit(FLOOR_POOL).toArrow()).numRows;
-    calls[`vector ${store} (flat, bypass index)`] = async (b, v) => {
-      const q = t.vectorSearch(v).distanceType('cosine').bypassVectorIndex().select([...LEAN_COLUMNS, '_distance']).limit(FLOOR_POOL);
-      const w = whereOf(b);
-      if (w) q.where(w);
-      return (await q.toArrow()).numRows;
-    };
+  const groups: Record<string, string[]> = {};
+  for (const { label, pool, columns } of variants) {
+    groups[label] = [];
+    for (const store of stores) {
+      const t = tables[store];
+      if (!t) continue;
+      const add = (name: string, f: (b: QueryBody, v: Float32Array) => Promise<number>, parallel = true) => {
+        calls[`${name} [${label}]`] = f;
+        if (parallel) groups[label].push(`${name} [${label}]`);
+      };
+      add(`keyword ${store}`, async (b) => {
+        const q = t.query().fullTextSearch(new MatchQuery(b.query, FTS_COLUMN, { operator: Operator.Or })).select([...columns, '_score']).limit(pool);
+        const w = whereOf(b);
+        if (w) q.where(w);
+        return (await q.toArrow()).numRows;
+      });
+      add(`vector ${store}`, async (b, v) => {
+        const q = t.vectorSearch(v).distanceType('cosine').select([...columns, '_distance']).limit(pool);
+        const w = whereOf(b);
+        if (w) q.where(w);
+        return (await q.toArrow()).numRows;
+      });
+      if (label !== variants[0].label) continue;
+      add(`keyword ${store} (no filter)`, async (b) => (await t.query().fullTextSearch(new MatchQuery(b.query, FTS_COLUMN, { operator: Operator.Or })).select([...columns, '_score']).limit(pool).toArrow()).numRows, false);
+      add(`vector ${store} (no filter)`, async (_b, v) => (await t.vectorSearch(v).distanceType('cosine').select([...columns, '_distance']).limit(pool).toArrow()).numRows, false);
+      add(`vector ${store} (flat, bypass index)`, async (b, v) => {
+        const q = t.vectorSearch(v).distanceType('cosine').bypassVectorIndex().select([...columns, '_distance']).limit(pool);
+        const w = whereOf(b);
+        if (w) q.where(w);
+        return (await q.toArrow()).numRows;
+      }, false);
+    }
   }
   const vectors = await Promise.all(bodies.map(async (b) => (await embedder.embed([b.query]))[0]));
   // Warm-up: caches, index pages.
@@ -92,17 +109,18 @@ async function main(): Promise<void> {
       times.push(performance.now() - t0);
     }
     const s = latencySummary(times);
-    console.log(`  ${name.padEnd(40)} p50 ${s.p50.toFixed(1)}  p95 ${s.p95.toFixed(1)}  rows/call ${(rows / n).toFixed(1)}`);
+    console.log(`  ${name.padEnd(56)} p50 ${s.p50.toFixed(1)}  p95 ${s.p95.toFixed(1)}  rows/call ${(rows / n).toFixed(1)}`);
   }
-  const parallel = Object.entries(calls).filter(([name]) => !name.includes('('));
-  const times: number[] = [];
-  for (const [i, b] of bodies.entries()) {
-    const t0 = performance.now();
-    await Promise.all(parallel.map(([, f]) => f(b, vectors[i])));
-    times.push(performance.now() - t0);
+  for (const [label, names] of Object.entries(groups)) {
+    const times: number[] = [];
+    for (const [i, b] of bodies.entries()) {
+      const t0 = performance.now();
+      await Promise.all(names.map((name) => calls[name](b, vectors[i])));
+      times.push(performance.now() - t0);
+    }
+    const s = latencySummary(times);
+    console.log(`  ${`all of them in parallel (as the service) [${label}]`.padEnd(56)} p50 ${s.p50.toFixed(1)}  p95 ${s.p95.toFixed(1)}`);
   }
-  const s = latencySummary(times);
-  console.log(`  ${'all of them in parallel (as the service)'.padEnd(40)} p50 ${s.p50.toFixed(1)}  p95 ${s.p95.toFixed(1)}`);
 }
 
 main().catch((error) => {

@@ -8,6 +8,7 @@ import { GloveSifEmbedder } from '../../libs/embeddings/src/glove-sif.embedder';
 import { FTS_COLUMN, LEAN_COLUMNS } from '../../libs/search/src/lancedb-chunk-table';
 import { lanceWhere } from '../../libs/search/src/lancedb-where';
 import type { Scalar, SearchFilter } from '../../libs/search/src/search-index.port';
+import { candidatePool, POOL_DEFAULTS } from '../../apps/api/src/query/pool-size';
 import type { QueryBody } from '../lib/client';
 import { latencySummary, round } from '../lib/stats';
 
@@ -15,10 +16,10 @@ import { latencySummary, round } from '../lib/stats';
  * The floor: the same queries sent straight to the search engine, without the service. It opens the service's
  * LanceDB tables (`<DATA_DIR>/lancedb`) with @lancedb/lancedb, embeds the query with the same GloVe-SIF embedder,
  * and runs the same full-text and vector searches with the same prefilter, columns (the lean ones) and candidate pool as the service
- * (50 per engine call for max_results 10), for each store the query type covers. No fusion, no read-model check,
- * no Postgres, no event.
+ * (the service's default pool for max_results 10: 30 per engine call), for each store the query type covers. No fusion,
+ * no read-model check, no Postgres, no event.
  */
-export const FLOOR_POOL = 50;
+export const FLOOR_POOL = candidatePool(POOL_DEFAULTS, 10);
 
 export interface FloorTables {
   memory?: string;

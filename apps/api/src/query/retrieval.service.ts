@@ -5,6 +5,7 @@ import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 import { CONTEXT, type ContextWeights, lendScores, type Neighbour } from './conversation-context';
+import { candidatePool, poolSize, type PoolSize } from './pool-size';
 
 export interface RetrievalRequest {
   databaseId: string;
@@ -61,8 +62,7 @@ export interface RankedChunk {
   vector: number;
 }
 
-/** Candidates per engine call: enough for fusion to matter, bounded for latency. */
-const POOL_MIN = 50;
+const POOL = poolSize(process.env);
 /** Conversation context: at least this many of the best keyword hits lend to their neighbours. */
 const CONTEXT_LENDERS_MIN = 10;
 /** Query vectors kept in process (by text), so thinking mode and repeated queries do not embed again. */
@@ -79,6 +79,8 @@ export class RetrievalService {
   private readonly queryVectors = new Map<string, Promise<Float32Array>>();
   /** Conversation context weights (conversation-context.ts); replaceable in tests. */
   context: ContextWeights = CONTEXT;
+  /** Candidate pool per engine call (RETRIEVAL_POOL_*); replaceable in tests. */
+  pool: PoolSize = POOL;
 
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
@@ -101,7 +103,7 @@ export class RetrievalService {
 
   async retrieve(req: RetrievalRequest): Promise<RankedChunk[]> {
     const now = Date.now();
-    const pool = Math.max(POOL_MIN, req.limit * 5);
+    const pool = candidatePool(this.pool, req.limit);
     const filter: SearchFilter = {
       collections: req.collections,
       now,

@@ -1,0 +1,43 @@
+import { StepClock } from '../../../../libs/domain/src/step-clock';
+import type { Infrastructure } from '../infrastructure';
+import { candidatePool, POOL_DEFAULTS, poolSize } from './pool-size';
+import { RetrievalService } from './retrieval.service';
+
+describe('retrieval candidate pool', () => {
+  it('defaults to max(30, 3 × limit) and takes RETRIEVAL_POOL_MIN / _FACTOR', () => {
+    expect(poolSize({})).toEqual(POOL_DEFAULTS);
+    expect(POOL_DEFAULTS).toEqual({ min: 30, factor: 3 });
+    expect([1, 10, 11, 100].map((limit) => candidatePool(POOL_DEFAULTS, limit))).toEqual([30, 30, 33, 300]);
+    expect(poolSize({ RETRIEVAL_POOL_MIN: '30', RETRIEVAL_POOL_FACTOR: '2.5' })).toEqual({ min: 30, factor: 2.5 });
+    expect(poolSize({ RETRIEVAL_POOL_MIN: ' ' })).toEqual(POOL_DEFAULTS);
+  });
+
+  it('refuses values out of range or not numbers', () => {
+    for (const bad of ['0', '-5', '1.5', '1001', 'many']) expect(() => poolSize({ RETRIEVAL_POOL_MIN: bad })).toThrow(/RETRIEVAL_POOL_MIN/);
+    for (const bad of ['0.5', '21', 'NaN', 'x']) expect(() => poolSize({ RETRIEVAL_POOL_FACTOR: bad })).toThrow(/RETRIEVAL_POOL_FACTOR/);
+  });
+
+  it('asks every engine call for max(min, factor × limit) candidates', async () => {
+    const limits: string[] = [];
+    const index = {
+      keywordSearchLean: async (_i: string, _q: string, o: { limit: number }) => (limits.push(`keyword ${o.limit}`), []),
+      vectorSearchLean: async (_i: string, _v: unknown, o: { limit: number }) => (limits.push(`vector ${o.limit}`), []),
+    };
+    const infra = {
+      queryClock: new StepClock(),
+      embedder: { embed: async (texts: string[]) => texts.map(() => Float32Array.from([1, 0])) },
+      search: { indexName: async () => 'idx', index },
+    } as unknown as Infrastructure;
+    const service = new RetrievalService(infra);
+    const ask = async (limit: number) => {
+      limits.length = 0;
+      await service.retrieve({ databaseId: 'db', stores: ['knowledge'], query: 'q', vectorText: 'q', limit, alpha: 0.5, caller: null, includeApps: true, recencyBias: 0 });
+      return [...limits].sort();
+    };
+    expect(await ask(10)).toEqual(['keyword 30', 'vector 30']);
+    expect(await ask(20)).toEqual(['keyword 60', 'vector 60']);
+    service.pool = { min: 50, factor: 2.5 };
+    expect(await ask(10)).toEqual(['keyword 50', 'vector 50']);
+    expect(await ask(25)).toEqual(['keyword 63', 'vector 63']);
+  });
+});
