@@ -368,6 +368,7 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
         expect(sortedIds(await index.vectorSearch(name, axis(0), { limit: 50, filter }))).toEqual(expected);
         expect(await index.count(name, filter)).toBe(expected.length);
         expect(ids(await index.listChunks(name, { filter }))).toEqual(expected);
+        expect(sortedIds(await index.listChunksLean(name, { filter }))).toEqual(expected);
       });
 
       it('rejects metadata keys that are not identifiers', async () => {
@@ -617,6 +618,8 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
         const [listed] = await index.listChunks(name, { filter: { itemIds: ['item-Ü'] } });
         expect(withoutVector(listed)).toEqual(withoutVector(full));
         expect(Array.from(listed.vector)).toEqual(Array.from(vector));
+        expect(await index.listChunksLean(name, { filter: { itemIds: ['item-Ü'] } })).toEqual([{ chunkId: 'full', itemId: 'item-Ü', text: full.text, version: full.version }]);
+        expect(await index.listChunksLean(name, { filter: { itemIds: [] } })).toEqual([]);
       });
 
       it('lists in a stable chunkId order with offset and limit', async () => {

@@ -6,6 +6,7 @@ import {
   type ChunkDoc,
   type KeywordOperator,
   type LeanCandidate,
+  type LeanDoc,
   PUBLIC_PRINCIPAL,
   type Scalar,
   type SearchFilter,
@@ -298,6 +299,21 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     indexName: string,
     opts: { filter?: SearchFilter; limit?: number; offset?: number } = {},
   ): Promise<ChunkDoc[]> {
+    const hits = await this.listHits(indexName, opts, { excludes: ['vector'] });
+    return hits.flatMap((hit) => (hit._source ? [toChunkDoc(hit._source)] : []));
+  }
+
+  async listChunksLean(indexName: string, opts: { filter: SearchFilter }): Promise<LeanDoc[]> {
+    const hits = await this.listHits(indexName, opts, { includes: LEAN_FIELDS });
+    return hits.map((hit) => toLeanCandidate(hit, 0).doc);
+  }
+
+  /** The hits of a filter, in chunk_id order (the order is also what pages deep results with search_after). */
+  private async listHits(
+    indexName: string,
+    opts: { filter?: SearchFilter; limit?: number; offset?: number },
+    source: estypes.SearchSourceFilter,
+  ): Promise<estypes.SearchHit<ChunkSource>[]> {
     assertValidIndexName(indexName);
     const offset = opts.offset ?? 0;
     const limit = opts.limit ?? Number.POSITIVE_INFINITY;
@@ -306,43 +322,27 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     const sort: estypes.Sort = [{ chunk_id: 'asc' }];
     if (offset + limit <= MAX_WINDOW) {
       const response = await this.call(indexName, () =>
-        this.client.search<ChunkSource>({
-          index: indexName,
-          from: offset,
-          size: limit,
-          sort,
-          query,
-          track_total_hits: false,
-          _source: { excludes: ['vector'] },
-        }),
+        this.client.search<ChunkSource>({ index: indexName, from: offset, size: limit, sort, query, track_total_hits: false, _source: source }),
       );
-      return response.hits.hits.flatMap((hit) => (hit._source ? [toChunkDoc(hit._source)] : []));
+      return response.hits.hits;
     }
     // Deep pages: walk the chunk_id order with search_after, skipping `offset` chunks.
-    const docs: ChunkDoc[] = [];
+    const out: estypes.SearchHit<ChunkSource>[] = [];
     let skip = offset;
     let after: estypes.SortResults | undefined;
-    while (docs.length < limit) {
+    while (out.length < limit) {
       const response = await this.call(indexName, () =>
-        this.client.search<ChunkSource>({
-          index: indexName,
-          size: PAGE,
-          sort,
-          query,
-          track_total_hits: false,
-          _source: { excludes: ['vector'] },
-          ...(after ? { search_after: after } : {}),
-        }),
+        this.client.search<ChunkSource>({ index: indexName, size: PAGE, sort, query, track_total_hits: false, _source: source, ...(after ? { search_after: after } : {}) }),
       );
       const hits = response.hits.hits;
       for (const hit of hits) {
         if (skip > 0) skip--;
-        else if (docs.length < limit && hit._source) docs.push(toChunkDoc(hit._source));
+        else if (out.length < limit && hit._source) out.push(hit);
       }
       if (hits.length < PAGE) break;
       after = hits[hits.length - 1].sort;
     }
-    return docs;
+    return out;
   }
 
   async count(indexName: string, filter?: SearchFilter): Promise<number> {

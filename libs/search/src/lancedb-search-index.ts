@@ -20,6 +20,7 @@ import {
   type ChunkDoc,
   type KeywordOperator,
   type LeanCandidate,
+  type LeanDoc,
   type SearchFilter,
   type SearchIndex,
   SearchIndexError,
@@ -350,6 +351,14 @@ export class LanceDbSearchIndex implements SearchIndex {
     if (opts.offset) listing.offset(opts.offset);
     if (opts.limit !== undefined) listing.limit(opts.limit);
     return toChunkDocs(await listing.toArrow());
+  }
+
+  async listChunksLean(indexName: string, opts: { filter: SearchFilter }): Promise<LeanDoc[]> {
+    const open = await this.open(indexName);
+    const listing = open.table.query().select(LEAN_COLUMNS);
+    const where = lanceWhere(opts.filter);
+    if (where) listing.where(where);
+    return toLeanCandidates(await listing.toArrow(), () => 0).map((c) => c.doc);
   }
 
   async count(indexName: string, filter?: SearchFilter): Promise<number> {

@@ -120,6 +120,12 @@ export interface SearchIndex {
   getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]>;
   /** Stable order by chunkId (byte order). */
   listChunks(indexName: string, opts?: { filter?: SearchFilter; limit?: number; offset?: number }): Promise<ChunkDoc[]>;
+  /**
+   * Every chunk the filter matches, lean (LeanDoc) and in no particular order: the query path's read of a few known
+   * items' chunks (conversation context). At 40k memory chunks, 15 items: 7 ms instead of 11 for listChunks, which
+   * reads every column and the vector and sorts.
+   */
+  listChunksLean(indexName: string, opts: { filter: SearchFilter }): Promise<LeanDoc[]>;
   count(indexName: string, filter?: SearchFilter): Promise<number>;
   /** Compacts and brings every engine index up to date; loses nothing. */
   optimize(indexName: string): Promise<void>;

@@ -202,8 +202,8 @@ export class RetrievalService {
     const fresh = [...lent.keys()].filter((key) => !inHits.has(key));
     if (fresh.length) {
       // The neighbours' chunks under the same pushed-down filters; the read-model checks follow in retrieve().
-      const docs = await this.infra.search.index.listChunks(index, { filter: { ...filter, itemIds: fresh } });
-      for (const d of docs) out.push({ chunkId: d.chunkId, itemId: d.itemId, score: lent.get(d.itemId)!, doc: { chunkId: d.chunkId, itemId: d.itemId, text: d.text, version: d.version } });
+      const docs = await this.infra.search.index.listChunksLean(index, { filter: { ...filter, itemIds: fresh } });
+      for (const d of docs) out.push({ chunkId: d.chunkId, itemId: d.itemId, score: lent.get(d.itemId)!, doc: d });
     }
     return out.sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));
   }
