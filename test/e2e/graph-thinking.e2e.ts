@@ -1,3 +1,4 @@
+import { GraphContextService } from '../../apps/api/src/query/graph-context.service';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 
@@ -86,5 +87,27 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     expect(ids(hidden)).toEqual(['m1']);
     expect(hidden.body.data.additional_context).toEqual({});
     expect(hidden.body.data.chunks[0].extra_context_ids).toEqual([]);
+  });
+  it('graph expansion ranks in Postgres and goes deeper when the best chunks are not in the stores asked', async () => {
+    await t.createDatabase('gx');
+    // Six knowledge chunks name both entities (the higher score), one memory names only one of them.
+    await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'gx', app_knowledge: JSON.stringify(
+      [1, 2, 3, 4, 5, 6].map((i) => ({ id: `k${i}`, content: { text: `Report ${i}: Zorblax met Quintor in Lisbon.` } })),
+    ) });
+    await ingestMemories(t, 'gx', [{ id: 'mz', text: 'Zorblax called yesterday.' }]);
+    await waitForStatus(t, 'gx', ['k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'mz']);
+    const [db] = await t.infra.ds.query(`SELECT id FROM rm_databases WHERE name = 'gx'`);
+    const graph = t.app.get(GraphContextService);
+    const weights = new Map([['zorblax', 1], ['quintor', 1]]);
+    const both = await graph.chunksMentioning(db.id, weights, { stores: ['knowledge', 'memory'] }, 3);
+    expect(both.map((c) => c.itemKey)).toHaveLength(3);
+    expect(both[0].score).toBeGreaterThan(0);
+    // limit 1: the first cut (4 chunks) holds only knowledge chunks, so the memory is found by a deeper one.
+    const memory = await graph.chunksMentioning(db.id, weights, { stores: ['memory'] }, 1);
+    expect(memory).toHaveLength(1);
+    const [mz] = await t.infra.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'mz'`, [db.id]);
+    expect(memory[0]).toMatchObject({ itemKey: mz.item_key, chunkIndex: 0 });
+    expect(memory[0].score).toBeLessThan(both[0].score);
+    expect(await graph.chunksMentioning(db.id, weights, { stores: ['memory'], collections: ['elsewhere'] }, 1)).toEqual([]);
   });
 });

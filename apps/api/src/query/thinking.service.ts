@@ -45,12 +45,13 @@ export class ThinkingService {
   async retrieve(req: RetrievalRequest): Promise<{ ranked: RankedChunk[]; queryKeys: string[] }> {
     // Independent steps run together: the query's entities and their neighbours while the base retrieval runs,
     // then the top hits' entities.
-    const queryKeysP = this.graph.queryEntities(req.databaseId, req.query);
-    const neighboursP = queryKeysP.then((keys) => this.graph.neighbours(req.databaseId, keys, THINKING.neighbours));
+    const clock = this.infra.queryClock;
+    const queryKeysP = clock.timed('graph.query_entities', 1, () => this.graph.queryEntities(req.databaseId, req.query));
+    const neighboursP = queryKeysP.then((keys) => clock.timed('thinking.neighbours', 1, () => this.graph.neighbours(req.databaseId, keys, THINKING.neighbours)));
     neighboursP.catch(() => undefined); // awaited below
     const base = await this.retrieval.retrieve({ ...req, limit: Math.max(req.limit * 3, 30) });
     const top = base.slice(0, THINKING.topHits).map((r) => ({ itemKey: r.item.item_key, chunkIndex: chunkIndexOf(r.candidate.chunkId) }));
-    const [queryKeys, neighbours, hitEntityMap] = await Promise.all([queryKeysP, neighboursP, this.graph.chunkEntities(req.databaseId, top)]);
+    const [queryKeys, neighbours, hitEntityMap] = await Promise.all([queryKeysP, neighboursP, clock.timed('thinking.hit_entities', 1, () => this.graph.chunkEntities(req.databaseId, top))]);
     // A top hit's entities count only when another top hit shares them: an entity only one hit mentions would
     // just reinforce that hit (and rank any item with a name above a better lexical match that has none).
     const hitCounts = new Map<string, number>();
@@ -60,7 +61,7 @@ export class ThinkingService {
     for (const k of hitEntities) weights.set(k, THINKING.hitEntity);
     for (const k of neighbours) weights.set(k, Math.max(weights.get(k) ?? 0, THINKING.neighbour));
     for (const k of queryKeys) weights.set(k, THINKING.queryEntity);
-    const expansion = await this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, THINKING.expansion);
+    const expansion = await clock.timed('thinking.expansion', 1, () => this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, THINKING.expansion));
     const graphScore = new Map(expansion.map((e) => [`${e.itemKey}:${e.chunkIndex}`, e.score]));
     const maxGraph = Math.max(1e-9, ...graphScore.values());
 
@@ -80,7 +81,7 @@ export class ThinkingService {
           ...base.filter((r) => r.item.store === store).map((r) => r.candidate.chunkId),
           ...expansion.filter((e) => newItems.get(e.itemKey)?.store === store && !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => `${e.itemKey}:${e.chunkIndex}`),
         ];
-        return this.infra.search.index.getChunks(index, wanted);
+        return clock.timed(`thinking.vectors.${store}`, 1, () => this.infra.search.index.getChunks(index, wanted));
       }),
     );
     for (const docs of perStore) {
