@@ -15,7 +15,8 @@ const USAGE = `node dist/bench/speed/engine-probe.main.js --data-dir <DATA_DIR k
   --queries 40          queries per measurement
   --seed 42
   --pools 50            comma-separated candidate pools to compare (e.g. 50,30)
-  --columns lean        comma-separated column sets to compare: lean (${LEAN_COLUMNS.join(', ')}), ids (without text)
+  --columns lean        comma-separated column sets to compare: lean (${LEAN_COLUMNS.join(', ')}: what the service reads),
+                        four (chunk_id, item_id, text, version: before the packed column), ids (chunk_id, item_id, version)
 Times each engine call of a /query on its own (keyword and vector, per store), then all of them in parallel
 as the service issues them, on the service's LanceDB tables: where the engine part of a query's time goes.`;
 
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
     return lanceWhere({ collections: ['default'], now: Date.now(), includeApps: true, principalsAny: callerPrincipals(b.acl), metadata: Object.keys(metadata).length ? metadata : undefined, additionalMetadata });
   };
   const pools = String(args.pools ?? FLOOR_POOL).split(',').map(Number);
-  const columnSets: Record<string, string[]> = { lean: LEAN_COLUMNS, ids: LEAN_COLUMNS.filter((c) => c !== 'text') };
+  const columnSets: Record<string, string[]> = { lean: LEAN_COLUMNS, four: ['chunk_id', 'item_id', 'text', 'version'], ids: ['chunk_id', 'item_id', 'version'] };
   const variants = String(args.columns ?? 'lean').split(',').flatMap((cols) => {
     if (!columnSets[cols]) throw new Error(`unknown column set ${cols}: one of ${Object.keys(columnSets).join(', ')}`);
     return pools.map((pool) => ({ label: `pool ${pool}, ${cols}`, pool, columns: columnSets[cols] }));

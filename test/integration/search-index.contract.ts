@@ -413,6 +413,14 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
       expect(ids(await index.vectorSearch(name, axis(0), { limit: 5, filter }))).toEqual(['lone']);
     });
 
+    it('rejects chunk and item ids containing U+001F and writes nothing of that batch', async () => {
+      const name = await freshIndex();
+      for (const bad of [{ chunkId: 'a\u001fb' }, { chunkId: 'ok', itemId: 'x\u001f' }]) {
+        await expect(index.upsert(name, [chunk({ chunkId: 'fine', text: 'separator test' }), chunk({ text: 'separator test', ...bad })])).rejects.toMatchObject({ code: 'invalid_argument' });
+      }
+      expect(await index.count(name)).toBe(0);
+    });
+
     it('lean searches return the same hits, order and scores as the full ones, with the lean fields of each doc', async () => {
       const name = await freshIndex();
       const random = seededRandom(11);
@@ -420,14 +428,15 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
       const docs = Array.from({ length: 60 }, (_, i) =>
         chunk({
           chunkId: `lean_${String(i).padStart(2, '0')}`,
-          itemId: `item_${i % 20}`,
+          itemId: i % 4 ? `item_${i % 20}` : `item ü😀 "${i % 20}"`,
           collection: i % 3 ? 'a' : 'b',
           title: i % 4 ? null : `title ${words[i % 6]}`,
-          text: Array.from({ length: 8 }, () => words[Math.floor(random() * words.length)]).join(' '),
+          // The text may hold anything, the id separator of the embedded engine's packed column included.
+          text: Array.from({ length: 8 }, () => words[Math.floor(random() * words.length)]).join(' ') + (i % 6 === 0 ? ' \u001f😀\u0001 ü\n' : ''),
           vector: Array.from({ length: DIM }, () => random() * 2 - 1),
           principals: i % 5 === 0 ? null : [`user${i % 3}`],
           metadata: { team: i % 2 ? 'x' : 'y' },
-          version: 1 + (i % 7),
+          version: i % 9 === 0 ? 2 ** 40 + i : 1 + (i % 7),
         }),
       );
       await index.upsert(name, docs.slice(0, 40));

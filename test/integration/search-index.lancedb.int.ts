@@ -140,11 +140,12 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     }));
     await index.upsert('old', docs);
     await index.close();
-    // The table as older versions of the adapter left it: no ACL column, the FTS index only.
+    // The table as older versions of the adapter left it: no ACL or packed lean column, the FTS index only.
     const db = await connect(dir);
     const table = await db.openTable('old');
     for (const i of await table.listIndices()) if (i.name !== 'fts_text_idx') await table.dropIndex(i.name);
-    await table.dropColumns(['acl']);
+    await table.dropColumns(['acl', 'lean']);
+    expect((await table.schema()).fields.map((f) => f.name)).not.toContain('lean');
     expect((await table.listIndices()).map((i) => i.name)).toEqual(['fts_text_idx']);
 
     const filter = { collections: ['c1', 'c2'], now: 2000, includeApps: false, metadata: { team: 'a' }, principalsAny: ['bob'] };
@@ -154,10 +155,17 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
         .filter((d) => d.principals === null || d.principals.includes('__public__') || d.principals.includes('bob'))
         .map((d) => d.chunkId)
         .sort();
-    const search = async (ix: LanceDbSearchIndex) => [
-      (await ix.vectorSearch('old', [1, 0.5], { limit: 48, filter })).map((c) => c.chunkId).sort(),
-      (await ix.keywordSearch('old', 'shared', { limit: 48, filter })).map((c) => c.chunkId).sort(),
-    ];
+    const search = async (ix: LanceDbSearchIndex) => {
+      const full = [await ix.vectorSearch('old', [1, 0.5], { limit: 48, filter }), await ix.keywordSearch('old', 'shared', { limit: 48, filter })];
+      const lean = [await ix.vectorSearchLean('old', [1, 0.5], { limit: 48, filter }), await ix.keywordSearchLean('old', 'shared', { limit: 48, filter })];
+      // The lean searches (the packed column, computed for the old rows at open) carry the same fields as the full ones.
+      for (const [k, hits] of lean.entries()) {
+        const byId = new Map(full[k].map((c) => [c.chunkId, c.doc]));
+        for (const c of hits) expect(c.doc).toEqual({ chunkId: c.chunkId, itemId: byId.get(c.chunkId)!.itemId, text: byId.get(c.chunkId)!.text, version: byId.get(c.chunkId)!.version });
+        expect(hits.map((c) => c.chunkId).sort()).toEqual(full[k].map((c) => c.chunkId).sort());
+      }
+      return full.map((hits) => hits.map((c) => c.chunkId).sort());
+    };
     expect(expected(docs).length).toBeGreaterThan(0);
     expect(expected(docs).length).toBeLessThan(docs.length / 4);
 

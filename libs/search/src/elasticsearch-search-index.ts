@@ -11,6 +11,7 @@ import {
   type Scalar,
   type SearchFilter,
   type SearchIndex,
+  assertDocIds,
   SearchIndexError,
   type Store,
 } from './search-index.port';
@@ -136,6 +137,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
 
   async upsert(indexName: string, docs: ChunkDoc[]): Promise<void> {
     assertValidIndexName(indexName);
+    assertDocIds(docs);
     for (let start = 0; start < docs.length; start += BULK_SLICE) {
       const operations = docs.slice(start, start + BULK_SLICE).flatMap((doc) => [
         // external_gte: an equal version (redelivered event) replaces, a lower one is rejected with a conflict.

@@ -8,6 +8,8 @@ import {
   chunkTableSchema,
   DOC_COLUMNS,
   FTS_COLUMN,
+  LEAN_COLUMN,
+  LEAN_COLUMN_SQL,
   LEAN_COLUMNS,
   toCandidates,
   toChunkDocs,
@@ -23,6 +25,7 @@ import {
   type LeanDoc,
   type SearchFilter,
   type SearchIndex,
+  assertDocIds,
   SearchIndexError,
 } from './search-index.port';
 
@@ -179,6 +182,7 @@ export class LanceDbSearchIndex implements SearchIndex {
   async upsert(indexName: string, docs: ChunkDoc[]): Promise<void> {
     assertValidIndexName(indexName);
     if (docs.length === 0) return;
+    assertDocIds(docs);
     const open = await this.open(indexName);
     const newest = newestPerChunk(docs);
     const slices: ReturnType<typeof chunksToArrow>[] = [];
@@ -423,6 +427,7 @@ export class LanceDbSearchIndex implements SearchIndex {
     }
     const table = await (await this.db()).openTable(indexName);
     await addAclColumn(table);
+    await addLeanColumn(table);
     const indexes = new Set((await table.listIndices()).map((index) => index.name));
     const open: OpenTable = {
       name: indexName,
@@ -472,6 +477,7 @@ export class LanceDbSearchIndex implements SearchIndex {
         }
       }
       await addAclColumn(table);
+    await addLeanColumn(table);
       await createScalarIndexes(table, SCALAR_INDEXES.map((s) => s.column));
     } finally {
       table.close();
@@ -567,6 +573,21 @@ async function addAclColumn(table: Table): Promise<void> {
   if (await has()) return;
   try {
     await table.addColumns([{ name: ACL_COLUMN, valueSql: ACL_COLUMN_SQL }]);
+  } catch (error) {
+    await table.checkoutLatest();
+    if (!(await has())) throw error;
+  }
+}
+
+/**
+ * A table written before the packed lean column existed gets it, computed from the other columns, before any read or
+ * write. Idempotent; tolerates another process doing the same.
+ */
+async function addLeanColumn(table: Table): Promise<void> {
+  const has = async () => (await table.schema()).fields.some((f) => f.name === LEAN_COLUMN);
+  if (await has()) return;
+  try {
+    await table.addColumns([{ name: LEAN_COLUMN, valueSql: LEAN_COLUMN_SQL }]);
   } catch (error) {
     await table.checkoutLatest();
     if (!(await has())) throw error;

@@ -137,6 +137,18 @@ export const PUBLIC_PRINCIPAL = '__public__';
 
 export type SearchIndexErrorCode = 'index_not_found' | 'invalid_argument' | 'dimension_mismatch';
 
+/** Reserved: no chunk or item id may contain it (the embedded engine packs ids and text into one column with it). */
+export const ID_SEPARATOR = '\u001f';
+
+/** Both adapters reject, before writing anything, a doc whose chunk or item id holds ID_SEPARATOR. */
+export function assertDocIds(docs: Pick<ChunkDoc, 'chunkId' | 'itemId'>[]): void {
+  for (const doc of docs) {
+    if (doc.chunkId.includes(ID_SEPARATOR) || doc.itemId.includes(ID_SEPARATOR)) {
+      throw new SearchIndexError('invalid_argument', `chunk ${JSON.stringify(doc.chunkId)}: chunk and item ids may not contain U+001F`);
+    }
+  }
+}
+
 /** A typed error so callers can map it without parsing engine messages. */
 export class SearchIndexError extends Error {
   constructor(
