@@ -69,6 +69,37 @@ describe('PostgresEventStore specifics', () => {
     ]);
   });
 
+  it('a typed subscription moves past appends of other types without reading the log, and reads for its own', async () => {
+    const own = await freshStore('eventstore_skip', { pollIntervalMs: 60_000 }); // no fallback poll during the test
+    try {
+      const s = uniqueStream('skip');
+      await own.store.append(s, [event('Wanted')]);
+      const subscription = own.store.subscribeToAll({ types: ['Wanted'] });
+      const it = subscription[Symbol.asyncIterator]();
+      expect((await it.next()).value).toMatchObject({ type: 'Wanted', position: 1 });
+      const reads = jest.spyOn(own.store, 'readAllOfTypes');
+      try {
+        await own.store.append(s, [event('Other'), event('Other')]);
+        await own.store.append(uniqueStream('skip-b'), [event('Third')]);
+        const seen: { type: string; position: number }[] = [];
+        while (seen.at(-1)?.position !== 4) {
+          const { value } = await it.next();
+          seen.push({ type: value.type, position: value.position });
+        }
+        expect(seen.every((e) => e.type === CHECKPOINT_EVENT)).toBe(true);
+        expect(reads).not.toHaveBeenCalled();
+        await own.store.append(s, [event('Other'), event('Wanted')]);
+        expect((await it.next()).value).toMatchObject({ type: 'Wanted', position: 6 });
+        expect(reads).toHaveBeenCalledTimes(1);
+      } finally {
+        reads.mockRestore();
+        await subscription.close();
+      }
+    } finally {
+      await own.cleanup();
+    }
+  });
+
   it('migrates idempotently, also concurrently', async () => {
     const options = { schema: 'log', table: 'entries' };
     await Promise.all([PostgresEventStore.migrate(ctx.pool, options), PostgresEventStore.migrate(ctx.pool, options), ctx.store.init()]);
