@@ -50,13 +50,17 @@ describe('BlobStore', () => {
     expect(readFileSync(store.path(DB, again), 'utf8')).toBe('a new life');
   });
 
-  it('recreates a directory another process removed behind its back', async () => {
-    const store = new BlobStore(root, { cacheBytes: 0 });
-    await store.put(DB, 'first');
-    rmSync(join(root, DB), { recursive: true, force: true });
-    const sha = await store.put(DB, 'first'); // same shard directory, remembered as existing
-    expect(readFileSync(store.path(DB, sha), 'utf8')).toBe('first');
-  });
+  // Small blobs are written with synchronous calls, larger ones through the thread pool: both paths, same behaviour.
+  for (const [path, syncBelowBytes] of [['synchronous', 1024], ['asynchronous', 0]] as const) {
+    it(`recreates a directory another process removed behind its back (${path} write)`, async () => {
+      const store = new BlobStore(root, { cacheBytes: 0, syncBelowBytes });
+      await store.put(DB, 'first');
+      rmSync(join(root, DB), { recursive: true, force: true });
+      const sha = await store.put(DB, 'first'); // same shard directory, remembered as existing
+      expect(readFileSync(store.path(DB, sha), 'utf8')).toBe('first');
+      expect(readdirSync(join(root, DB, sha.slice(0, 2)))).toEqual([sha]); // no temp file left
+    });
+  }
 
   it('deletes one blob from disk and memory', async () => {
     const store = new BlobStore(root);

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -11,6 +12,13 @@ export interface BlobStoreOptions {
   cacheBytes?: number;
   /** Blobs from this size up are looked for on disk before being written (default 64 KiB); smaller ones are written again. */
   statFromBytes?: number;
+  /**
+   * Blobs below this size (default 64 KiB) are written with synchronous calls on the calling thread. Each async file
+   * call is a round trip through libuv's thread pool, whose wake-ups cost more than the small write itself (on this
+   * VM, ~90 µs of main-thread time per call, four calls per blob: open, write, close, rename); a small write to the
+   * page cache blocks the event loop for tens of microseconds.
+   */
+  syncBelowBytes?: number;
 }
 
 /**
@@ -28,6 +36,8 @@ export class BlobStore {
   private readonly dirs = new Set<string>();
   private readonly cacheBytes: number;
   private readonly statFromBytes: number;
+  private readonly syncBelowBytes: number;
+  private temps = 0;
 
   constructor(
     private readonly root: string,
@@ -35,6 +45,7 @@ export class BlobStore {
   ) {
     this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
     this.statFromBytes = options.statFromBytes ?? 64 * 1024;
+    this.syncBelowBytes = options.syncBelowBytes ?? 64 * 1024;
   }
 
   path(databaseId: string, sha256: string): string {
@@ -60,11 +71,16 @@ export class BlobStore {
     }
     if (buffer.length >= this.statFromBytes && (await exists(target))) return sha;
     const dir = dirname(target);
+    if (buffer.length < this.syncBelowBytes) {
+      this.writeSync(dir, target, buffer);
+      this.remember(target, buffer);
+      return sha;
+    }
     if (!this.dirs.has(dir)) {
       await mkdir(dir, { recursive: true });
       this.dirs.add(dir);
     }
-    const tmp = `${target}.${randomBytes(4).toString('hex')}.tmp`;
+    const tmp = this.tempName(target);
     try {
       await writeFile(tmp, buffer);
     } catch (error) {
@@ -78,6 +94,31 @@ export class BlobStore {
     await rename(tmp, target);
     this.remember(target, buffer);
     return sha;
+  }
+
+  /** Unique per process (pid) and call: cheaper than random bytes, which took 2% of the ingest's main thread. */
+  private tempName(target: string): string {
+    return `${target}.${process.pid}-${++this.temps}.tmp`;
+  }
+
+  /** put's write for a small blob: temp file then rename, as the async path, without the thread pool. */
+  private writeSync(dir: string, target: string, buffer: Buffer): void {
+    if (!this.dirs.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      this.dirs.add(dir);
+    }
+    const tmp = this.tempName(target);
+    try {
+      writeFileSync(tmp, buffer);
+    } catch (error) {
+      // The directory went away with its database (deleteDatabase) since it was cached: make it again.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.dirs.delete(dir);
+      mkdirSync(dir, { recursive: true });
+      this.dirs.add(dir);
+      writeFileSync(tmp, buffer);
+    }
+    renameSync(tmp, target);
   }
 
   async get(databaseId: string, sha256: string): Promise<Buffer> {
