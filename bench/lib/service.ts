@@ -4,6 +4,12 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PIPELINE_DEFAULTS } from '../../apps/api/src/config';
+
+/** The pipeline settings a spawned service runs with (its defaults unless the environment overrides them), for reports. */
+export function pipelineSettings(env: NodeJS.ProcessEnv = process.env): string {
+  return `PIPELINE_CONCURRENCY ${env.PIPELINE_CONCURRENCY ?? PIPELINE_DEFAULTS.concurrency}, PIPELINE_BATCH_SIZE ${env.PIPELINE_BATCH_SIZE ?? PIPELINE_DEFAULTS.batchSize}`;
+}
 
 /** A running service the benchmarks talk to over HTTP (a child process, or an in-process app in the smoke tests). */
 export interface ServiceHandle {

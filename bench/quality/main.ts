@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { numberList, parseArgs } from '../lib/args';
 import { runEnvironment } from '../lib/env';
 import { createProgress } from '../lib/progress';
-import { spawnService } from '../lib/service';
+import { pipelineSettings, spawnService } from '../lib/service';
 import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from './datasets';
 import { qualityMarkdown, qualityTargets, REFERENCES, type QualityReport } from './report';
 import { DEFAULT_ALPHAS, qualityConfigs, runQuality, type QualityRun } from './run-quality';
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     concurrency,
     smoke,
     dataDir,
-    service: `node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS ${process.env.CHUNK_TOKENS ?? 512})`,
+    service: `node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (${pipelineSettings()}, CHUNK_TOKENS ${process.env.CHUNK_TOKENS ?? 512})`,
     configs: configs.map((c) => ({ name: c.name, body: c.body })),
   };
   const write = () => {

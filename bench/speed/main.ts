@@ -5,7 +5,7 @@ import { numberList, parseArgs } from '../lib/args';
 import { summariseProfile } from '../lib/cpuprofile';
 import { runEnvironment } from '../lib/env';
 import { createProgress } from '../lib/progress';
-import { spawnService } from '../lib/service';
+import { pipelineSettings, spawnService } from '../lib/service';
 import { runRebuildCli } from './rebuild';
 import { speedMarkdown, speedTargets, type SpeedReport, type SpeedSizeResult } from './report';
 import { runSpeed, SCENARIOS } from './run-speed';
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     profile,
     pgStatements,
     ingestOnly,
-    service: 'node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (glove embedder, PIPELINE_CONCURRENCY 2, PIPELINE_BATCH_SIZE 64, CHUNK_TOKENS 512, LOG_LEVEL warn)',
+    service: `node dist/apps/api/src/main.js, embedded Postgres + LanceDB, defaults (glove embedder, ${pipelineSettings()}, CHUNK_TOKENS 512, LOG_LEVEL warn)`,
   };
   const progress = createProgress();
   const results: SpeedSizeResult[] = [];
