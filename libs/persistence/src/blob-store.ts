@@ -70,28 +70,7 @@ export class BlobStore {
       return sha;
     }
     if (buffer.length >= this.statFromBytes && (await exists(target))) return sha;
-    const dir = dirname(target);
-    if (buffer.length < this.syncBelowBytes) {
-      this.writeSync(dir, target, buffer);
-      this.remember(target, buffer);
-      return sha;
-    }
-    if (!this.dirs.has(dir)) {
-      await mkdir(dir, { recursive: true });
-      this.dirs.add(dir);
-    }
-    const tmp = this.tempName(target);
-    try {
-      await writeFile(tmp, buffer);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      // The directory went away (its database was deleted and recreated): make it again.
-      this.dirs.delete(dir);
-      await mkdir(dir, { recursive: true });
-      this.dirs.add(dir);
-      await writeFile(tmp, buffer);
-    }
-    await rename(tmp, target);
+    await this.writeAtomically(dirname(target), target, buffer, buffer.length < this.syncBelowBytes ? SYNC_IO : ASYNC_IO);
     this.remember(target, buffer);
     return sha;
   }
@@ -101,24 +80,24 @@ export class BlobStore {
     return `${target}.${process.pid}-${++this.temps}.tmp`;
   }
 
-  /** put's write for a small blob: temp file then rename, as the async path, without the thread pool. */
-  private writeSync(dir: string, target: string, buffer: Buffer): void {
+  /** Temp file then rename, with either set of file calls (a small blob's are synchronous: see syncBelowBytes). */
+  private async writeAtomically(dir: string, target: string, buffer: Buffer, io: FileCalls): Promise<void> {
     if (!this.dirs.has(dir)) {
-      mkdirSync(dir, { recursive: true });
+      await io.mkdir(dir, { recursive: true });
       this.dirs.add(dir);
     }
     const tmp = this.tempName(target);
     try {
-      writeFileSync(tmp, buffer);
+      await io.writeFile(tmp, buffer);
     } catch (error) {
-      // The directory went away with its database (deleteDatabase) since it was cached: make it again.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      // The directory went away (its database was deleted and recreated): make it again.
       this.dirs.delete(dir);
-      mkdirSync(dir, { recursive: true });
+      await io.mkdir(dir, { recursive: true });
       this.dirs.add(dir);
-      writeFileSync(tmp, buffer);
+      await io.writeFile(tmp, buffer);
     }
-    renameSync(tmp, target);
+    await io.rename(tmp, target);
   }
 
   async get(databaseId: string, sha256: string): Promise<Buffer> {
@@ -165,6 +144,15 @@ export class BlobStore {
     this.cached -= had.length;
   }
 }
+
+/** The file calls a blob write makes; awaiting a synchronous call's result adds no thread-pool round trip. */
+interface FileCalls {
+  mkdir(path: string, options: { recursive: true }): unknown;
+  writeFile(path: string, data: Buffer): unknown;
+  rename(from: string, to: string): unknown;
+}
+const SYNC_IO: FileCalls = { mkdir: mkdirSync, writeFile: writeFileSync, rename: renameSync };
+const ASYNC_IO: FileCalls = { mkdir, writeFile, rename };
 
 async function exists(path: string): Promise<boolean> {
   try {

@@ -426,8 +426,8 @@ export class LanceDbSearchIndex implements SearchIndex {
       throw new SearchIndexError('index_not_found', `search index ${indexName} does not exist`);
     }
     const table = await (await this.db()).openTable(indexName);
-    await addAclColumn(table);
-    await addLeanColumn(table);
+    await addComputedColumn(table, ACL_COLUMN, ACL_COLUMN_SQL);
+    await addComputedColumn(table, LEAN_COLUMN, LEAN_COLUMN_SQL);
     const indexes = new Set((await table.listIndices()).map((index) => index.name));
     const open: OpenTable = {
       name: indexName,
@@ -476,8 +476,8 @@ export class LanceDbSearchIndex implements SearchIndex {
           if (!(await hasIndex(table, FTS_INDEX))) throw error; // else a concurrent creator won the race
         }
       }
-      await addAclColumn(table);
-    await addLeanColumn(table);
+      await addComputedColumn(table, ACL_COLUMN, ACL_COLUMN_SQL);
+    await addComputedColumn(table, LEAN_COLUMN, LEAN_COLUMN_SQL);
       await createScalarIndexes(table, SCALAR_INDEXES.map((s) => s.column));
     } finally {
       table.close();
@@ -565,29 +565,14 @@ export class LanceDbSearchIndex implements SearchIndex {
 }
 
 /**
- * A table written before the ACL column existed gets it, computed from `principals`, before any read or write
- * (writes carry the column; the ACL filter reads it). Idempotent; tolerates another process doing the same.
+ * A table written before a column existed (the ACL list, the packed lean fields) gets it, computed from the other
+ * columns by `sql`, before any read or write. Idempotent; tolerates another process doing the same.
  */
-async function addAclColumn(table: Table): Promise<void> {
-  const has = async () => (await table.schema()).fields.some((f) => f.name === ACL_COLUMN);
+async function addComputedColumn(table: Table, name: string, sql: string): Promise<void> {
+  const has = async () => (await table.schema()).fields.some((f) => f.name === name);
   if (await has()) return;
   try {
-    await table.addColumns([{ name: ACL_COLUMN, valueSql: ACL_COLUMN_SQL }]);
-  } catch (error) {
-    await table.checkoutLatest();
-    if (!(await has())) throw error;
-  }
-}
-
-/**
- * A table written before the packed lean column existed gets it, computed from the other columns, before any read or
- * write. Idempotent; tolerates another process doing the same.
- */
-async function addLeanColumn(table: Table): Promise<void> {
-  const has = async () => (await table.schema()).fields.some((f) => f.name === LEAN_COLUMN);
-  if (await has()) return;
-  try {
-    await table.addColumns([{ name: LEAN_COLUMN, valueSql: LEAN_COLUMN_SQL }]);
+    await table.addColumns([{ name, valueSql: sql }]);
   } catch (error) {
     await table.checkoutLatest();
     if (!(await has())) throw error;
