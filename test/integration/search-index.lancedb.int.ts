@@ -72,7 +72,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
       ['acl_idx', 'LabelList'],
       ['chunk_id_idx', 'BTree'],
       ['collection_idx', 'Bitmap'],
-      ['expires_at_idx', 'BTree'],
+      ['expires_key_idx', 'BTree'],
       ['filter_kv_idx', 'LabelList'],
       ['fts_text_idx', 'FTS'],
       ['is_app_idx', 'Bitmap'],
@@ -126,7 +126,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await index.close();
   });
 
-  it('upgrades a table made before the ACL column and scalar indexes, with the same filtered results before and after', async () => {
+  it('upgrades a table made before the ACL, packed lean and expiry key columns and the scalar indexes, with the same filtered results before and after', async () => {
     const dir = newDir();
     const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
     await index.createIndex('old', { dimensions: 2 });
@@ -140,18 +140,19 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     }));
     await index.upsert('old', docs);
     await index.close();
-    // The table as older versions of the adapter left it: no ACL or packed lean column, the FTS index only.
+    // The table as older versions of the adapter left it: no ACL, packed lean or expiry key column, the FTS index only.
     const db = await connect(dir);
     const table = await db.openTable('old');
     for (const i of await table.listIndices()) if (i.name !== 'fts_text_idx') await table.dropIndex(i.name);
-    await table.dropColumns(['acl', 'lean']);
+    await table.dropColumns(['acl', 'lean', 'expires_key']);
     expect((await table.schema()).fields.map((f) => f.name)).not.toContain('lean');
+    expect((await table.schema()).fields.map((f) => f.name)).not.toContain('expires_key');
     expect((await table.listIndices()).map((i) => i.name)).toEqual(['fts_text_idx']);
 
     const filter = { collections: ['c1', 'c2'], now: 2000, includeApps: false, metadata: { team: 'a' }, principalsAny: ['bob'] };
     const expected = (all: ChunkDoc[]) =>
       all
-        .filter((d) => ['c1', 'c2'].includes(d.collection) && d.expiresAt === null && !d.isApp && d.metadata.team === 'a')
+        .filter((d) => ['c1', 'c2'].includes(d.collection) && (d.expiresAt === null || d.expiresAt > 2000) && !d.isApp && d.metadata.team === 'a')
         .filter((d) => d.principals === null || d.principals.includes('__public__') || d.principals.includes('bob'))
         .map((d) => d.chunkId)
         .sort();
@@ -170,15 +171,22 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     expect(expected(docs).length).toBeLessThan(docs.length / 4);
 
     const upgraded = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
-    expect(await search(upgraded)).toEqual([expected(docs), expected(docs)]); // ACL column added at open, indexes not yet
+    expect(await search(upgraded)).toEqual([expected(docs), expected(docs)]); // columns added at open, indexes not yet
     await upgraded.optimize('old');
     await table.checkoutLatest();
-    expect((await table.listIndices()).map((i) => i.name).sort()).toEqual(['acl_idx', 'chunk_id_idx', 'collection_idx', 'expires_at_idx', 'filter_kv_idx', 'fts_text_idx', 'is_app_idx', 'item_id_idx']);
+    expect((await table.listIndices()).map((i) => i.name).sort()).toEqual(['acl_idx', 'chunk_id_idx', 'collection_idx', 'expires_key_idx', 'filter_kv_idx', 'fts_text_idx', 'is_app_idx', 'item_id_idx']);
     expect(await search(upgraded)).toEqual([expected(docs), expected(docs)]);
-    // Writes to the upgraded table carry the column too.
-    const added = [{ ...docs[3], chunkId: 'r_new_1', principals: ['bob'] }, { ...docs[3], chunkId: 'r_new_2', principals: ['carol'] }];
+    // Writes to the upgraded table carry the columns too (a future expiry passes the filter, a past one does not).
+    const added = [
+      { ...docs[1], chunkId: 'r_new_1', principals: ['bob'] },
+      { ...docs[1], chunkId: 'r_new_2', principals: ['carol'] },
+      { ...docs[1], chunkId: 'r_new_3', principals: ['bob'], expiresAt: 3000 },
+      { ...docs[1], chunkId: 'r_new_4', principals: ['bob'], expiresAt: 2000 },
+    ];
     await upgraded.upsert('old', added);
     expect(await search(upgraded)).toEqual([expected([...docs, ...added]), expected([...docs, ...added])]);
+    expect(expected([...docs, ...added])).toContain('r_new_3');
+    expect(expected([...docs, ...added])).not.toContain('r_new_4');
     expect((await upgraded.getChunks('old', ['r_new_1', 'r_new_2'])).map((d) => d.principals)).toEqual([['bob'], ['carol']]);
     table.close();
     db.close();

@@ -81,6 +81,7 @@ export function chunkTableSchema(dimensions: number): Schema {
     // Last, where adding them to an older table puts them (ACL first: it was added first).
     new Field(ACL_COLUMN, new List(new Field('item', new Utf8(), true)), false),
     new Field(LEAN_COLUMN, new Utf8(), false),
+    new Field(EXPIRY_COLUMN, new Int64(), false),
   ]);
 }
 
@@ -94,6 +95,17 @@ export const LEAN_COLUMN = 'lean';
 export const LEAN_SEPARATOR = ID_SEPARATOR;
 /** How LEAN_COLUMN is computed from the other columns (also for tables written before it existed). */
 export const LEAN_COLUMN_SQL = "concat(chunk_id, chr(31), item_id, chr(31), CAST(version AS VARCHAR), chr(31), text)";
+
+/**
+ * The expiry as an always-present number, for one indexable range clause: `expires_at`, or NEVER_EXPIRES for a chunk
+ * that does not expire. `expires_at IS NULL OR expires_at > now` costs LanceDB two index lookups and a union on every
+ * search; `expires_key > now` is one btree range: 0.4-0.5 ms less per engine call at 100k chunks (docs/retrieval.md).
+ */
+export const EXPIRY_COLUMN = 'expires_key';
+/** Stands for "never" in EXPIRY_COLUMN: later than any epoch-ms time a filter can ask about. */
+export const NEVER_EXPIRES = Number.MAX_SAFE_INTEGER;
+/** How EXPIRY_COLUMN is computed from `expires_at` (also for tables written before it existed). */
+export const EXPIRY_COLUMN_SQL = `coalesce(expires_at, CAST(${NEVER_EXPIRES} AS BIGINT))`;
 
 export function packLean(doc: Pick<ChunkDoc, 'chunkId' | 'itemId' | 'version' | 'text'>): string {
   return `${doc.chunkId}${LEAN_SEPARATOR}${doc.itemId}${LEAN_SEPARATOR}${doc.version}${LEAN_SEPARATOR}${doc.text}`;
@@ -159,6 +171,7 @@ export function chunksToArrow(docs: ChunkDoc[], dimensions: number): ArrowTable 
     expires_at: (t) => int64(t, docs.map((d) => d.expiresAt), 'expiresAt'),
     version: (t) => int64(t, docs.map((d) => d.version), 'version'),
     [LEAN_COLUMN]: (t) => column(t, docs.map(packLean)),
+    [EXPIRY_COLUMN]: (t) => int64(t, docs.map((d) => d.expiresAt ?? NEVER_EXPIRES), 'expiresAt'),
   };
   const children = schema.fields.map((field) => byName[field.name](field.type));
   const batch = new RecordBatch(

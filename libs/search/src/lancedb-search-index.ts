@@ -4,6 +4,8 @@ import { assertValidIndexName } from './index-name';
 import {
   ACL_COLUMN,
   ACL_COLUMN_SQL,
+  EXPIRY_COLUMN,
+  EXPIRY_COLUMN_SQL,
   chunksToArrow,
   chunkTableSchema,
   DOC_COLUMNS,
@@ -68,7 +70,7 @@ const VECTOR_INDEX = 'vector_idx';
  */
 const SCALAR_INDEXES: { column: string; config: () => Index }[] = [
   { column: 'collection', config: () => Index.bitmap() },
-  { column: 'expires_at', config: () => Index.btree() },
+  { column: EXPIRY_COLUMN, config: () => Index.btree() },
   { column: 'filter_kv', config: () => Index.labelList() },
   { column: ACL_COLUMN, config: () => Index.labelList() },
   { column: 'is_app', config: () => Index.bitmap() },
@@ -426,8 +428,7 @@ export class LanceDbSearchIndex implements SearchIndex {
       throw new SearchIndexError('index_not_found', `search index ${indexName} does not exist`);
     }
     const table = await (await this.db()).openTable(indexName);
-    await addComputedColumn(table, ACL_COLUMN, ACL_COLUMN_SQL);
-    await addComputedColumn(table, LEAN_COLUMN, LEAN_COLUMN_SQL);
+    await addComputedColumns(table);
     const indexes = new Set((await table.listIndices()).map((index) => index.name));
     const open: OpenTable = {
       name: indexName,
@@ -476,8 +477,7 @@ export class LanceDbSearchIndex implements SearchIndex {
           if (!(await hasIndex(table, FTS_INDEX))) throw error; // else a concurrent creator won the race
         }
       }
-      await addComputedColumn(table, ACL_COLUMN, ACL_COLUMN_SQL);
-    await addComputedColumn(table, LEAN_COLUMN, LEAN_COLUMN_SQL);
+      await addComputedColumns(table);
       await createScalarIndexes(table, SCALAR_INDEXES.map((s) => s.column));
     } finally {
       table.close();
@@ -564,8 +564,19 @@ export class LanceDbSearchIndex implements SearchIndex {
   }
 }
 
+/** The columns computed from others, in the order they were introduced (the order an older table gets them in). */
+const COMPUTED_COLUMNS: [string, string][] = [
+  [ACL_COLUMN, ACL_COLUMN_SQL],
+  [LEAN_COLUMN, LEAN_COLUMN_SQL],
+  [EXPIRY_COLUMN, EXPIRY_COLUMN_SQL],
+];
+
+async function addComputedColumns(table: Table): Promise<void> {
+  for (const [name, sql] of COMPUTED_COLUMNS) await addComputedColumn(table, name, sql);
+}
+
 /**
- * A table written before a column existed (the ACL list, the packed lean fields) gets it, computed from the other
+ * A table written before a column existed (the ACL list, the packed lean fields, the expiry key) gets it, computed from the other
  * columns by `sql`, before any read or write. Idempotent; tolerates another process doing the same.
  */
 async function addComputedColumn(table: Table, name: string, sql: string): Promise<void> {

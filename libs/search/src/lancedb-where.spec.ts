@@ -37,7 +37,7 @@ describe('LanceDB filter SQL', () => {
         "(store IN ('memory'))",
         "(collection IN ('c'))",
         '(false)',
-        '((expires_at IS NULL OR expires_at > 5))',
+        '(expires_key > 5)',
         '(is_app = false)',
         "(array_has_any(acl, ['__unrestricted__', '__public__', 'alice']))",
         `(array_has_any(filter_kv, ['m:lang="en"', 'm:lang="de"']))`,

@@ -1,4 +1,4 @@
-import { ACL_COLUMN, UNRESTRICTED } from './lancedb-chunk-table';
+import { ACL_COLUMN, EXPIRY_COLUMN, UNRESTRICTED } from './lancedb-chunk-table';
 import { filterTokenGroups } from './metadata-filter-tokens';
 import { PUBLIC_PRINCIPAL, type SearchFilter, SearchIndexError } from './search-index.port';
 
@@ -37,7 +37,8 @@ export function lanceWhere(filter: SearchFilter | undefined): string | undefined
   if (filter.stores) clauses.push(sqlIn('store', filter.stores));
   if (filter.collections) clauses.push(sqlIn('collection', filter.collections));
   if (filter.itemIds) clauses.push(sqlIn('item_id', filter.itemIds));
-  if (filter.now !== undefined) clauses.push(`(expires_at IS NULL OR expires_at > ${sqlInteger(filter.now, 'filter.now')})`);
+  // Chunks that never expire carry NEVER_EXPIRES in the expiry key: one indexable range.
+  if (filter.now !== undefined) clauses.push(`${EXPIRY_COLUMN} > ${sqlInteger(filter.now, 'filter.now')}`);
   if (filter.includeApps === false) clauses.push('is_app = false');
   if (filter.principalsAny) {
     // Unrestricted chunks carry UNRESTRICTED in the ACL column: one array_has_any, answered by its label-list index.
