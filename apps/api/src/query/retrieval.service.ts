@@ -117,25 +117,26 @@ export class RetrievalService {
     const vectorPromise: Promise<Float32Array | null> = req.alpha > 0 ? clock.timed('embed', 1, () => this.embedQuery(req.vectorText)) : Promise.resolve(null);
     // Unhandled until awaited below: a failed embedding must not become an unhandled rejection meanwhile.
     vectorPromise.catch(() => undefined);
-    // Per store: the engine's keyword and vector candidates, then (while the other store may still be searching)
-    // the read-model rows of all of them, which the check below needs; conversation context loads some early.
+    // Per store: the engine's keyword and vector candidates. Each list's read-model rows (which the check below needs)
+    // are fetched as soon as that list arrives, while the other calls may still be searching; conversation context
+    // loads its hits' rows together with their neighbours.
+    const rows = new ItemRows((keys) => this.items(req.databaseId, keys));
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
         const index = await this.infra.search.indexName(req.databaseId, store);
-        if (!index) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[], items: new Map<string, ItemRow>() };
-        const items = new Map<string, ItemRow>();
+        if (!index) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[] };
+        const load = (hits: LeanCandidate[]) => clock.timed(`read_model.${store}`, 1, () => rows.load(hits.map((c) => c.itemId))).then(() => hits);
         // Lean hits: the engine reads ids, version and text only (metadata, ACL, dates come from the read model).
         const [kw, vec] = await Promise.all([
           req.alpha < 1 && req.query.trim()
             ? clock
                 .timed(`engine.keyword.${store}`, 1, () => this.infra.search.index.keywordSearchLean(index, req.query, { limit: pool, filter, operator: req.operator }))
-                .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now, items)) : hits))
+                .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now, rows)) : hits))
+                .then(load)
             : Promise.resolve([]),
-          vectorPromise.then((v) => (v ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter })) : [])),
+          vectorPromise.then((v) => (v ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter })).then(load) : [])),
         ]);
-        const missing = [...new Set([...kw, ...vec].map((c) => c.itemId))].filter((key) => !items.has(key));
-        if (missing.length) for (const [key, row] of await clock.timed(`read_model.${store}`, 1, () => this.items(req.databaseId, missing))) items.set(key, row);
-        return { kw, vec, items };
+        return { kw, vec };
       }),
     );
     const byId = new Map<string, LeanCandidate>();
@@ -148,11 +149,10 @@ export class RetrievalService {
       req.alpha,
     );
     if (!fused.length) return [];
-    const items = new Map(perStore.flatMap((p) => [...p.items]));
     const ranked: RankedChunk[] = [];
     for (const f of fused) {
       const candidate = byId.get(f.id)!;
-      const item = items.get(candidate.itemId);
+      const item = rows.get(candidate.itemId);
       if (!item || !this.servable(item, candidate, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata)) continue;
       const score = applyRecency(f.score, now - new Date(item.updated_at).getTime(), req.recencyBias);
       ranked.push({ candidate, item, score, keyword: f.keyword, vector: f.vector });
@@ -166,28 +166,28 @@ export class RetrievalService {
    * score to the memories right after and before them in the same conversation, which become candidates if they
    * were not. Only for the default `or` keyword query (`and` and `phrase` promise matches) over the whole store.
    */
-  private async withConversationContext(req: RetrievalRequest, index: string, filter: SearchFilter, hits: LeanCandidate[], now: number, loaded: Map<string, ItemRow>): Promise<LeanCandidate[]> {
+  private async withConversationContext(req: RetrievalRequest, index: string, filter: SearchFilter, hits: LeanCandidate[], now: number, rows: ItemRows): Promise<LeanCandidate[]> {
     const { after, before } = this.context;
     if (!hits.length || (!after.length && !before.length) || (req.operator ?? 'or') !== 'or' || req.itemKeys) return hits;
     // The best hits lend (as many as asked for, at least 10): lower ones lend little, and fewer lenders are cheaper.
     const lenders = hits.slice(0, Math.max(req.limit, CONTEXT_LENDERS_MIN));
     const lenderKeys = [...new Set(lenders.map((h) => h.itemId))];
-    // Their rows and their neighbours in one round trip's time: neighbours of a hit that fails the checks are dropped below.
-    const [items, rows] = await Promise.all([
-      this.items(req.databaseId, lenderKeys),
+    // The rows of all the hits (the check needs them anyway) and the lenders' neighbours in one round trip's time:
+    // neighbours of a hit that fails the checks are dropped below.
+    const [, runsOf] = await Promise.all([
+      rows.load(hits.map((h) => h.itemId)),
       this.infra.ds.query(NEIGHBOURS_SQL, [req.databaseId, lenderKeys, after.length, before.length]) as Promise<{ hit: string; item_key: string; dir: number; seq: string; same: boolean }[]>,
     ]);
-    for (const [key, row] of items) loaded.set(key, row);
     const own = new Map<string, number>();
     for (const h of lenders) {
-      const item = items.get(h.itemId);
+      const item = rows.get(h.itemId);
       if (!item || item.kind === 'inferred' || !this.servable(item, h, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata)) continue;
       own.set(h.itemId, Math.max(own.get(h.itemId) ?? -Infinity, h.score));
     }
     if (!own.size) return hits;
     const neighbours = new Map<string, Neighbour[]>();
-    const runs = new Map<string, typeof rows>();
-    for (const r of rows) if (own.has(r.hit)) runs.set(`${r.hit}/${r.dir}`, [...(runs.get(`${r.hit}/${r.dir}`) ?? []), r]);
+    const runs = new Map<string, typeof runsOf>();
+    for (const r of runsOf) if (own.has(r.hit)) runs.set(`${r.hit}/${r.dir}`, [...(runs.get(`${r.hit}/${r.dir}`) ?? []), r]);
     for (const run of runs.values()) {
       run.sort((a, b) => Number(a.seq) - Number(b.seq));
       for (const r of run) {
@@ -201,8 +201,8 @@ export class RetrievalService {
     const inHits = new Set(hits.map((h) => h.itemId));
     const fresh = [...lent.keys()].filter((key) => !inHits.has(key));
     if (fresh.length) {
-      // The neighbours' chunks under the same pushed-down filters; the read-model checks follow in retrieve().
-      const docs = await this.infra.search.index.listChunksLean(index, { filter: { ...filter, itemIds: fresh } });
+      // The neighbours' chunks under the same pushed-down filters, and their rows for the checks in retrieve().
+      const [docs] = await Promise.all([this.infra.search.index.listChunksLean(index, { filter: { ...filter, itemIds: fresh } }), rows.load(fresh)]);
       for (const d of docs) out.push({ chunkId: d.chunkId, itemId: d.itemId, score: lent.get(d.itemId)!, doc: d });
     }
     return out.sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));
@@ -235,6 +235,34 @@ export class RetrievalService {
       [databaseId, keys],
     );
     return new Map(rows.map((r) => [r.item_key, r]));
+  }
+}
+
+/**
+ * The read-model rows of one query's candidates, fetched in as few round trips as the candidates' arrival allows:
+ * each key is asked for once, by the first list that holds it; later lists wait for the rows already on their way.
+ */
+export class ItemRows {
+  private readonly pending = new Map<string, Promise<Map<string, ItemRow>>>();
+  private readonly rows = new Map<string, ItemRow>();
+
+  constructor(private readonly fetch: (keys: string[]) => Promise<Map<string, ItemRow>>) {}
+
+  async load(keys: string[]): Promise<void> {
+    const fresh = [...new Set(keys)].filter((key) => !this.pending.has(key));
+    if (fresh.length) {
+      const batch = this.fetch(fresh).then((found) => {
+        for (const [key, row] of found) this.rows.set(key, row);
+        return found;
+      });
+      for (const key of fresh) this.pending.set(key, batch);
+    }
+    await Promise.all(new Set(keys.map((key) => this.pending.get(key)!)));
+  }
+
+  /** The row of a loaded key; undefined when it is not in the read model (or was never loaded). */
+  get(key: string): ItemRow | undefined {
+    return this.rows.get(key);
   }
 }
 
