@@ -1,0 +1,107 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from '../lib/args';
+import { CrsClient } from '../lib/client';
+import { runEnvironment } from '../lib/env';
+import { spawnService } from '../lib/service';
+import { runLoad, type LoadResult } from './load';
+import { bodyGenerator, SCENARIOS, TARGET_SCENARIO } from './run-speed';
+
+const USAGE = `node dist/bench/speed/ab.main.js --data-dir <DATA_DIR kept by bench:speed --keep-data> --variants <spec>[;<spec>...] [options]
+  --variants "base=/path/to/other/checkout;new=."
+                        each variant is name=root[,KEY=VALUE...]: the built service of that checkout (its dist/),
+                        with these environment settings; e.g. "pool30=.,RETRIEVAL_POOL_MIN=30;pool20=.,RETRIEVAL_POOL_MIN=20"
+  --scenario "<name>"   query scenario (default "${TARGET_SCENARIO}")
+  --rounds 2            rounds; each round runs every variant once, in turn (A B A B ...), so drift hits all alike
+  --duration 10         seconds of load per variant and round
+  --connections 1       concurrent clients
+  --seed 42
+Each variant runs on its own copy of the data directory (a variant may migrate its tables at start), as a fresh
+service process with a bootstrap key of its own (a new prefix: the kept data's key is not known); the first queries after start (the same count for every variant) warm it up and are not counted.
+Prints p50 / p95 / p99 / req/s per variant and round: side by side, in one run, on the same data.`;
+
+interface Variant {
+  name: string;
+  root: string;
+  env: Record<string, string>;
+}
+
+function parseVariants(spec: string): Variant[] {
+  return spec.split(';').filter(Boolean).map((part) => {
+    const [head, ...settings] = part.split(',');
+    const eq = head.indexOf('=');
+    if (eq <= 0) throw new Error(`bad variant ${part}: want name=root[,KEY=VALUE...]`);
+    const env: Record<string, string> = {};
+    for (const s of settings) {
+      const i = s.indexOf('=');
+      if (i <= 0) throw new Error(`bad setting ${s} in variant ${part}`);
+      env[s.slice(0, i)] = s.slice(i + 1);
+    }
+    const root = resolve(head.slice(eq + 1));
+    if (!existsSync(join(root, 'dist/apps/api/src/main.js'))) throw new Error(`${root} has no build (dist/apps/api/src/main.js): run npm run build there`);
+    return { name: head.slice(0, eq), root, env };
+  });
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', help: 'boolean' });
+  if (args.help || !args['data-dir'] || !args.variants) return void console.log(USAGE);
+  const source = resolve(String(args['data-dir']));
+  const variants = parseVariants(String(args.variants));
+  const scenario = SCENARIOS.find((s) => s.name === String(args.scenario ?? TARGET_SCENARIO));
+  if (!scenario) throw new Error(`unknown scenario; one of: ${SCENARIOS.map((s) => s.name).join('; ')}`);
+  const rounds = Number(args.rounds ?? 2);
+  const durationS = Number(args.duration ?? 10);
+  const connections = Number(args.connections ?? 1);
+  const seed = Number(args.seed ?? 42);
+  const env = runEnvironment(resolve(__dirname, '../../..'));
+  console.log(`A/B on ${source}: scenario "${scenario.name}", ${rounds} round(s) of ${durationS} s, ${connections} client(s); ${env.machine.cores} cores (${env.machine.cpu}), load ${env.machine.loadAverageAtStart.join(' / ')}, commit ${env.commit.slice(0, 12)}${env.dirty ? ' (dirty)' : ''}`);
+  const copies = new Map<string, string>();
+  for (const v of variants) {
+    const dir = join(tmpdir(), `crs-ab-${v.name}-${process.pid}`);
+    rmSync(dir, { recursive: true, force: true });
+    // cp -a: the embedded Postgres refuses a data directory whose owner or mode changed (it runs as its own user under root).
+    execFileSync('cp', ['-a', source, dir]);
+    rmSync(join(dir, 'postgres', 'postmaster.pid'), { force: true });
+    copies.set(v.name, dir);
+  }
+  const results: { round: number; variant: string; load: LoadResult }[] = [];
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      for (const v of variants) {
+        const service = await spawnService({ root: v.root, dataDir: copies.get(v.name)!, key: `ab_${randomBytes(6).toString('hex')}.${randomBytes(24).toString('hex')}`, env: v.env });
+        try {
+          const headers = new CrsClient(service.baseUrl, service.key).headers;
+          // Warm-up: the same seeded texts for every variant, then the measured texts (also the same for all).
+          await runLoad({ url: service.baseUrl, path: '/query', headers, nextBody: (() => { const g = bodyGenerator(scenario, seed * 1000 + 900); return () => JSON.stringify(g()); })(), connections, durationS: 3 });
+          const gen = bodyGenerator(scenario, seed * 1000 + round);
+          const load = await runLoad({ url: service.baseUrl, path: '/query', headers, nextBody: () => JSON.stringify(gen()), connections, durationS });
+          if (load.non2xx || load.errors) throw new Error(`${v.name}: ${load.non2xx} non-2xx, ${load.errors} errors (log: ${copies.get(v.name)}/service.log)`);
+          results.push({ round, variant: v.name, load });
+          const l = load.latencyMs;
+          console.log(`round ${round} ${v.name.padEnd(12)} p50 ${l.p50.toFixed(1)}  p95 ${l.p95.toFixed(1)}  p99 ${l.p99.toFixed(1)} ms  ${load.rps.toFixed(1)} req/s (${load.requests} requests)`);
+        } finally {
+          await service.stop();
+        }
+      }
+    }
+  } finally {
+    for (const dir of copies.values()) rmSync(dir, { recursive: true, force: true });
+  }
+  console.log('\n| variant | ' + Array.from({ length: rounds }, (_, i) => `round ${i + 1} p50 / p99 ms`).join(' | ') + ' |');
+  console.log('| --- | ' + Array.from({ length: rounds }, () => '---').join(' | ') + ' |');
+  for (const v of variants) {
+    const cells = results.filter((r) => r.variant === v.name).map((r) => `${r.load.latencyMs.p50.toFixed(1)} / ${r.load.latencyMs.p99.toFixed(1)}`);
+    console.log(`| ${v.name} | ${cells.join(' | ')} |`);
+  }
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
