@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { entityKey } from '../../../../libs/ingestion/src/graph/extract-graph';
+import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 import type { RankedChunk } from './retrieval.service';
@@ -37,7 +38,7 @@ export class GraphContextService {
     const grams = new Set<string>();
     for (let n = 1; n <= 3; n++) for (let i = 0; i + n <= words.length; i++) grams.add(words.slice(i, i + n).join(' '));
     if (!grams.size) return [];
-    const rows: { entity_key: string }[] = await this.infra.ds.query('SELECT entity_key FROM rm_graph_entities WHERE database_id = $1 AND entity_key = ANY($2)', [databaseId, [...grams]]);
+    const rows = await queryPrepared<{ entity_key: string }>(this.infra.ds, 'crs_query_entities', 'SELECT entity_key FROM rm_graph_entities WHERE database_id = $1 AND entity_key = ANY($2)', [databaseId, [...grams]]);
     return rows.map((r) => r.entity_key);
   }
 
@@ -110,7 +111,9 @@ export class GraphContextService {
     const empty = { query_paths: [] as ScoredPath[], chunk_relations: [] as ScoredPath[], chunk_id_to_group_ids: {} as Record<string, string[]>, synthesis_context: null as string | null };
     const completed = results.filter((r) => r.item.status === 'completed');
     if (!completed.length) return empty;
-    const rows: { item_key: string; chunk_index: number; source_key: string; target_key: string; predicate: string; context: string; sn: string; st: string; tn: string; tt: string }[] = await this.infra.ds.query(
+    const rows = await queryPrepared<{ item_key: string; chunk_index: number; source_key: string; target_key: string; predicate: string; context: string; sn: string; st: string; tn: string; tt: string }>(
+      this.infra.ds,
+      'crs_query_graph_context',
       `SELECT r.item_key, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt
        FROM rm_graph_relations r
        JOIN rm_graph_entities s ON s.database_id = r.database_id AND s.entity_key = r.source_key

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isVisible } from '../../../../libs/domain/src/acl';
+import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
 import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
 import type { Infrastructure } from '../infrastructure';
@@ -176,7 +177,7 @@ export class RetrievalService {
     // neighbours of a hit that fails the checks are dropped below.
     const [, runsOf] = await Promise.all([
       rows.load(hits.map((h) => h.itemId)),
-      this.infra.ds.query(NEIGHBOURS_SQL, [req.databaseId, lenderKeys, after.length, before.length]) as Promise<{ hit: string; item_key: string; dir: number; seq: string; same: boolean }[]>,
+      queryPrepared<{ hit: string; item_key: string; dir: number; seq: string; same: boolean }>(this.infra.ds, 'crs_query_neighbours', NEIGHBOURS_SQL, [req.databaseId, lenderKeys, after.length, before.length]),
     ]);
     const own = new Map<string, number>();
     for (const h of lenders) {
@@ -224,7 +225,9 @@ export class RetrievalService {
 
   async items(databaseId: string, keys: string[]): Promise<Map<string, ItemRow>> {
     if (!keys.length) return new Map();
-    const rows: ItemRow[] = await this.infra.ds.query(
+    const rows = await queryPrepared<ItemRow>(
+      this.infra.ds,
+      'crs_query_items',
       `SELECT i.database_id, i.item_key, i.item_id, i.collection, i.store, i.kind, i.source_type, i.title, i.filename, i.metadata, i.additional_metadata, i.acl,
               i.app_kind, i.app_provider, i.relations, i.status, i.expires_at, i.created_at, i.updated_at, i.chunked_position,
               s.acl AS source_acl, (i.kind = 'inferred' AND s.item_key IS NULL) AS source_missing
