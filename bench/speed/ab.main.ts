@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from '../lib/args';
 import { CrsClient } from '../lib/client';
 import { runEnvironment } from '../lib/env';
+import { cpuBetween, sampleCpu, type CpuBreakdown } from '../lib/proc';
 import { spawnService } from '../lib/service';
 import { runLoad, type LoadResult } from './load';
 import { bodyGenerator, SCENARIOS, TARGET_SCENARIO } from './run-speed';
@@ -21,7 +22,8 @@ const USAGE = `node dist/bench/speed/ab.main.js --data-dir <DATA_DIR kept by ben
   --seed 42
 Each variant runs on its own copy of the data directory (a variant may migrate its tables at start), as a fresh
 service process with a bootstrap key of its own (a new prefix: the kept data's key is not known); the first queries after start (the same count for every variant) warm it up and are not counted.
-Prints p50 / p95 / p99 / req/s per variant and round: side by side, in one run, on the same data.`;
+Prints p50 / p95 / p99 / req/s and CPU per query (service JS thread, its other threads, Postgres) per variant and
+round: side by side, in one run, on the same data.`;
 
 interface Variant {
   name: string;
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
     rmSync(join(dir, 'postgres', 'postmaster.pid'), { force: true });
     copies.set(v.name, dir);
   }
-  const results: { round: number; variant: string; load: LoadResult }[] = [];
+  const results: { round: number; variant: string; load: LoadResult; cpu: CpuBreakdown }[] = [];
   try {
     for (let round = 1; round <= rounds; round++) {
       for (const v of variants) {
@@ -78,11 +80,17 @@ async function main(): Promise<void> {
           // Warm-up: the same seeded texts for every variant, then the measured texts (also the same for all).
           await runLoad({ url: service.baseUrl, path: '/query', headers, nextBody: (() => { const g = bodyGenerator(scenario, seed * 1000 + 900); return () => JSON.stringify(g()); })(), connections, durationS: 3 });
           const gen = bodyGenerator(scenario, seed * 1000 + round);
+          const before = sampleCpu(service.pid!);
           const load = await runLoad({ url: service.baseUrl, path: '/query', headers, nextBody: () => JSON.stringify(gen()), connections, durationS });
+          const cpu = cpuBetween(before, sampleCpu(service.pid!));
           if (load.non2xx || load.errors) throw new Error(`${v.name}: ${load.non2xx} non-2xx, ${load.errors} errors (log: ${copies.get(v.name)}/service.log)`);
-          results.push({ round, variant: v.name, load });
+          results.push({ round, variant: v.name, load, cpu });
           const l = load.latencyMs;
-          console.log(`round ${round} ${v.name.padEnd(12)} p50 ${l.p50.toFixed(1)}  p95 ${l.p95.toFixed(1)}  p99 ${l.p99.toFixed(1)} ms  ${load.rps.toFixed(1)} req/s (${load.requests} requests)`);
+          const per = (s: number) => ((s * 1000) / load.requests).toFixed(1);
+          console.log(
+            `round ${round} ${v.name.padEnd(12)} p50 ${l.p50.toFixed(1)}  p95 ${l.p95.toFixed(1)}  p99 ${l.p99.toFixed(1)} ms  ${load.rps.toFixed(1)} req/s (${load.requests} requests); ` +
+              `CPU ms per query: JS thread ${per(cpu.jsThreadS)}, other threads ${per(cpu.otherThreadsS)}, Postgres ${per(cpu.postgresS)}`,
+          );
         } finally {
           await service.stop();
         }
@@ -91,10 +99,12 @@ async function main(): Promise<void> {
   } finally {
     for (const dir of copies.values()) rmSync(dir, { recursive: true, force: true });
   }
-  console.log('\n| variant | ' + Array.from({ length: rounds }, (_, i) => `round ${i + 1} p50 / p99 ms`).join(' | ') + ' |');
+  console.log('\n| variant | ' + Array.from({ length: rounds }, (_, i) => `round ${i + 1}: p50 / p99 ms, CPU ms per query`).join(' | ') + ' |');
   console.log('| --- | ' + Array.from({ length: rounds }, () => '---').join(' | ') + ' |');
   for (const v of variants) {
-    const cells = results.filter((r) => r.variant === v.name).map((r) => `${r.load.latencyMs.p50.toFixed(1)} / ${r.load.latencyMs.p99.toFixed(1)}`);
+    const cells = results
+      .filter((r) => r.variant === v.name)
+      .map((r) => `${r.load.latencyMs.p50.toFixed(1)} / ${r.load.latencyMs.p99.toFixed(1)}, ${(((r.cpu.jsThreadS + r.cpu.otherThreadsS + r.cpu.postgresS) * 1000) / r.load.requests).toFixed(1)}`);
     console.log(`| ${v.name} | ${cells.join(' | ')} |`);
   }
 }
