@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Sql } from './data-source';
+import { queryPrepared } from './prepared';
 
 /**
  * API keys: `<prefix>.<secret>`. Only a SHA-256 of the secret is stored (secrets are 256 random bits, so a
@@ -89,7 +90,7 @@ export class ApiKeyRepository {
     // Hash even for malformed keys so timing does not reveal which check failed.
     const presented = sha256(parsed?.secret ?? rawKey);
     if (!parsed) return null;
-    const rows: any[] = await this.sql.query('SELECT prefix, org_id, secret_sha256, databases, label, created_at, revoked_at FROM api_keys WHERE prefix = $1', [parsed.prefix]);
+    const rows: any[] = await queryPrepared(this.sql, 'crs_key_verify', 'SELECT prefix, org_id, secret_sha256, databases, label, created_at, revoked_at FROM api_keys WHERE prefix = $1', [parsed.prefix]);
     const row = rows[0];
     const stored: Buffer = row ? row.secret_sha256 : sha256('no such key');
     const match = timingSafeEqual(stored, presented);

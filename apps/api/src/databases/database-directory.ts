@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { ApiKeyRecord } from '../../../../libs/persistence/src/api-keys';
 import type { MetadataField } from '../../../../libs/domain/src/metadata-schema';
 import type { EmbedderSpec } from '../../../../libs/domain/src/events';
+import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import { databaseNotFound } from '../http/scope';
 
 export interface DatabaseRecord {
@@ -25,7 +26,7 @@ export class DatabaseDirectory {
   constructor(private readonly ds: DataSource) {}
 
   async find(orgId: string, name: string): Promise<DatabaseRecord | null> {
-    const rows = await this.ds.query('SELECT * FROM rm_databases WHERE org_id = $1 AND name = $2', [orgId, name]);
+    const rows = await queryPrepared(this.ds, 'crs_database_find', `SELECT ${DATABASE_COLUMNS} FROM rm_databases WHERE org_id = $1 AND name = $2`, [orgId, name]);
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
@@ -38,7 +39,7 @@ export class DatabaseDirectory {
   }
 
   async list(auth: ApiKeyRecord): Promise<DatabaseRecord[]> {
-    const rows = await this.ds.query(`SELECT * FROM rm_databases WHERE org_id = $1 AND status <> 'deleting' ORDER BY name`, [auth.orgId]);
+    const rows = await this.ds.query(`SELECT ${DATABASE_COLUMNS} FROM rm_databases WHERE org_id = $1 AND status <> 'deleting' ORDER BY name`, [auth.orgId]);
     return rows.map(toRecord).filter((d: DatabaseRecord) => keyReaches(auth, d.name));
   }
 
@@ -47,6 +48,9 @@ export class DatabaseDirectory {
     return rows.map((r: any) => ({ name: r.name, createdAt: new Date(r.created_at).toISOString() }));
   }
 }
+
+/** What toRecord reads (an explicit list: the lookup every request makes is a prepared statement). */
+const DATABASE_COLUMNS = 'id, org_id, name, status, metadata_schema, embedder, scheduler_ready, graph_ready, vs_knowledge_ready, vs_memories_ready, created_at, updated_at';
 
 function toRecord(r: any): DatabaseRecord {
   return {
