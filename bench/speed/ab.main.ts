@@ -9,7 +9,7 @@ import { runEnvironment } from '../lib/env';
 import { cpuBetween, sampleCpu, type CpuBreakdown } from '../lib/proc';
 import { spawnService } from '../lib/service';
 import { runLoad, type LoadResult } from './load';
-import { bodyGenerator, SCENARIOS, TARGET_SCENARIO } from './run-speed';
+import { bodyGenerator, SCENARIOS, TARGET_SCENARIO, type Scenario } from './run-speed';
 
 const USAGE = `node dist/bench/speed/ab.main.js --data-dir <DATA_DIR kept by bench:speed --keep-data> --variants <spec>[;<spec>...] [options]
   --variants "base=/path/to/other/checkout;new=."
@@ -25,13 +25,13 @@ service process with a bootstrap key of its own (a new prefix: the kept data's k
 Prints p50 / p95 / p99 / req/s and CPU per query (service JS thread, its other threads, Postgres) per variant and
 round: side by side, in one run, on the same data.`;
 
-interface Variant {
+export interface Variant {
   name: string;
   root: string;
   env: Record<string, string>;
 }
 
-function parseVariants(spec: string): Variant[] {
+export function parseVariants(spec: string): Variant[] {
   return spec.split(';').filter(Boolean).map((part) => {
     const [head, ...settings] = part.split(',');
     const eq = head.indexOf('=');
@@ -48,47 +48,61 @@ function parseVariants(spec: string): Variant[] {
   });
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', help: 'boolean' });
-  if (args.help || !args['data-dir'] || !args.variants) return void console.log(USAGE);
-  const source = resolve(String(args['data-dir']));
-  const variants = parseVariants(String(args.variants));
-  const scenario = SCENARIOS.find((s) => s.name === String(args.scenario ?? TARGET_SCENARIO));
-  if (!scenario) throw new Error(`unknown scenario; one of: ${SCENARIOS.map((s) => s.name).join('; ')}`);
-  const rounds = Number(args.rounds ?? 2);
-  const durationS = Number(args.duration ?? 10);
-  const connections = Number(args.connections ?? 1);
-  const seed = Number(args.seed ?? 42);
-  const env = runEnvironment(resolve(__dirname, '../../..'));
-  console.log(`A/B on ${source}: scenario "${scenario.name}", ${rounds} round(s) of ${durationS} s, ${connections} client(s); ${env.machine.cores} cores (${env.machine.cpu}), load ${env.machine.loadAverageAtStart.join(' / ')}, commit ${env.commit.slice(0, 12)}${env.dirty ? ' (dirty)' : ''}`);
+export interface AbResult {
+  round: number;
+  variant: string;
+  load: LoadResult;
+  cpu: CpuBreakdown;
+}
+
+export interface AbOptions {
+  /** a DATA_DIR with the embedded Postgres under it (bench:speed --keep-data); copied per variant, never changed */
+  dataDir: string;
+  variants: Variant[];
+  scenario: Scenario;
+  rounds: number;
+  durationS: number;
+  /** seconds of warm-up load per variant and round, not counted (default 3) */
+  warmupS?: number;
+  connections: number;
+  seed: number;
+  log?: (line: string) => void;
+}
+
+/** The query load of one scenario on each variant in turn, round after round, each on its own copy of the data. */
+export async function runAb(opts: AbOptions): Promise<AbResult[]> {
+  const log = opts.log ?? (() => undefined);
   const copies = new Map<string, string>();
-  for (const v of variants) {
-    const dir = join(tmpdir(), `crs-ab-${v.name}-${process.pid}`);
-    rmSync(dir, { recursive: true, force: true });
-    // cp -a: the embedded Postgres refuses a data directory whose owner or mode changed (it runs as its own user under root).
-    execFileSync('cp', ['-a', source, dir]);
-    rmSync(join(dir, 'postgres', 'postmaster.pid'), { force: true });
-    copies.set(v.name, dir);
-  }
-  const results: { round: number; variant: string; load: LoadResult; cpu: CpuBreakdown }[] = [];
+  const results: AbResult[] = [];
   try {
-    for (let round = 1; round <= rounds; round++) {
-      for (const v of variants) {
+    for (const v of opts.variants) {
+      const dir = join(tmpdir(), `crs-ab-${v.name}-${process.pid}`);
+      rmSync(dir, { recursive: true, force: true });
+      copies.set(v.name, dir);
+      // cp -a: the embedded Postgres refuses a data directory whose owner or mode changed (it runs as its own user under root).
+      execFileSync('cp', ['-a', opts.dataDir, dir]);
+      rmSync(join(dir, 'postgres', 'postmaster.pid'), { force: true });
+    }
+    for (let round = 1; round <= opts.rounds; round++) {
+      for (const v of opts.variants) {
         const service = await spawnService({ root: v.root, dataDir: copies.get(v.name)!, key: `ab_${randomBytes(6).toString('hex')}.${randomBytes(24).toString('hex')}`, env: v.env });
         try {
           const headers = new CrsClient(service.baseUrl, service.key).headers;
+          const load = (seed: number, durationS: number) => {
+            const gen = bodyGenerator(opts.scenario, seed);
+            return runLoad({ url: service.baseUrl, path: '/query', headers, nextBody: () => JSON.stringify(gen()), connections: opts.connections, durationS });
+          };
           // Warm-up: the same seeded texts for every variant, then the measured texts (also the same for all).
-          await runLoad({ url: service.baseUrl, path: '/query', headers, nextBody: (() => { const g = bodyGenerator(scenario, seed * 1000 + 900); return () => JSON.stringify(g()); })(), connections, durationS: 3 });
-          const gen = bodyGenerator(scenario, seed * 1000 + round);
+          await load(opts.seed * 1000 + 900, opts.warmupS ?? 3);
           const before = sampleCpu(service.pid!);
-          const load = await runLoad({ url: service.baseUrl, path: '/query', headers, nextBody: () => JSON.stringify(gen()), connections, durationS });
+          const measured = await load(opts.seed * 1000 + round, opts.durationS);
           const cpu = cpuBetween(before, sampleCpu(service.pid!));
-          if (load.non2xx || load.errors) throw new Error(`${v.name}: ${load.non2xx} non-2xx, ${load.errors} errors (log: ${copies.get(v.name)}/service.log)`);
-          results.push({ round, variant: v.name, load, cpu });
-          const l = load.latencyMs;
-          const per = (s: number) => ((s * 1000) / load.requests).toFixed(1);
-          console.log(
-            `round ${round} ${v.name.padEnd(12)} p50 ${l.p50.toFixed(1)}  p95 ${l.p95.toFixed(1)}  p99 ${l.p99.toFixed(1)} ms  ${load.rps.toFixed(1)} req/s (${load.requests} requests); ` +
+          if (measured.non2xx || measured.errors) throw new Error(`${v.name}: ${measured.non2xx} non-2xx, ${measured.errors} errors (log: ${copies.get(v.name)}/service.log)`);
+          results.push({ round, variant: v.name, load: measured, cpu });
+          const l = measured.latencyMs;
+          const per = (x: number) => ((x * 1000) / measured.requests).toFixed(1);
+          log(
+            `round ${round} ${v.name.padEnd(12)} p50 ${l.p50.toFixed(1)}  p95 ${l.p95.toFixed(1)}  p99 ${l.p99.toFixed(1)} ms  ${measured.rps.toFixed(1)} req/s (${measured.requests} requests); ` +
               `CPU ms per query: JS thread ${per(cpu.jsThreadS)}, other threads ${per(cpu.otherThreadsS)}, Postgres ${per(cpu.postgresS)}`,
           );
         } finally {
@@ -99,14 +113,38 @@ async function main(): Promise<void> {
   } finally {
     for (const dir of copies.values()) rmSync(dir, { recursive: true, force: true });
   }
-  console.log('\n| variant | ' + Array.from({ length: rounds }, (_, i) => `round ${i + 1}: p50 / p99 ms, CPU ms per query`).join(' | ') + ' |');
-  console.log('| --- | ' + Array.from({ length: rounds }, () => '---').join(' | ') + ' |');
+  return results;
+}
+
+/** The side-by-side table: one row per variant, one cell per round. */
+export function abMarkdown(variants: Variant[], rounds: number, results: AbResult[]): string {
+  const lines = [
+    '| variant | ' + Array.from({ length: rounds }, (_, i) => `round ${i + 1}: p50 / p99 ms, CPU ms per query`).join(' | ') + ' |',
+    '| --- | ' + Array.from({ length: rounds }, () => '---').join(' | ') + ' |',
+  ];
   for (const v of variants) {
     const cells = results
       .filter((r) => r.variant === v.name)
       .map((r) => `${r.load.latencyMs.p50.toFixed(1)} / ${r.load.latencyMs.p99.toFixed(1)}, ${(((r.cpu.jsThreadS + r.cpu.otherThreadsS + r.cpu.postgresS) * 1000) / r.load.requests).toFixed(1)}`);
-    console.log(`| ${v.name} | ${cells.join(' | ')} |`);
+    lines.push(`| ${v.name} | ${cells.join(' | ')} |`);
   }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', help: 'boolean' });
+  if (args.help || !args['data-dir'] || !args.variants) return void console.log(USAGE);
+  const dataDir = resolve(String(args['data-dir']));
+  const variants = parseVariants(String(args.variants));
+  const scenario = SCENARIOS.find((s) => s.name === String(args.scenario ?? TARGET_SCENARIO));
+  if (!scenario) throw new Error(`unknown scenario; one of: ${SCENARIOS.map((s) => s.name).join('; ')}`);
+  const rounds = Number(args.rounds ?? 2);
+  const durationS = Number(args.duration ?? 10);
+  const connections = Number(args.connections ?? 1);
+  const env = runEnvironment(resolve(__dirname, '../../..'));
+  console.log(`A/B on ${dataDir}: scenario "${scenario.name}", ${rounds} round(s) of ${durationS} s, ${connections} client(s); ${env.machine.cores} cores (${env.machine.cpu}), load ${env.machine.loadAverageAtStart.join(' / ')}, commit ${env.commit.slice(0, 12)}${env.dirty ? ' (dirty)' : ''}`);
+  const results = await runAb({ dataDir, variants, scenario, rounds, durationS, connections, seed: Number(args.seed ?? 42), log: (l) => console.log(l) });
+  console.log(`\n${abMarkdown(variants, rounds, results)}`);
 }
 
 if (require.main === module) {
