@@ -58,7 +58,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export const benchKey = () => `bench_key.${randomBytes(24).toString('hex')}`;
+/** A fresh bootstrap key; a new `prefix` when the data directory already holds a key of the default prefix (its secret differs). */
+export const benchKey = (prefix = 'bench_key') => `${prefix}.${randomBytes(24).toString('hex')}`;
 
 /** The embedded Postgres URL of a data directory: `<dataDir>/postgres/postmaster.pid` line 4 is the port. */
 export function embeddedPostgresUrl(dataDir: string): string {

@@ -7,7 +7,7 @@ import { parseArgs } from '../lib/args';
 import { CrsClient } from '../lib/client';
 import { runEnvironment } from '../lib/env';
 import { cpuBetween, sampleCpu, type CpuBreakdown } from '../lib/proc';
-import { spawnService } from '../lib/service';
+import { benchKey, spawnService } from '../lib/service';
 import { runLoad, type LoadResult } from './load';
 import { bodyGenerator, SCENARIOS, TARGET_SCENARIO, type Scenario } from './run-speed';
 
@@ -85,7 +85,7 @@ export async function runAb(opts: AbOptions): Promise<AbResult[]> {
     }
     for (let round = 1; round <= opts.rounds; round++) {
       for (const v of opts.variants) {
-        const service = await spawnService({ root: v.root, dataDir: copies.get(v.name)!, key: `ab_${randomBytes(6).toString('hex')}.${randomBytes(24).toString('hex')}`, env: v.env });
+        const service = await spawnService({ root: v.root, dataDir: copies.get(v.name)!, key: benchKey(`ab_${randomBytes(6).toString('hex')}`), env: v.env });
         try {
           const headers = new CrsClient(service.baseUrl, service.key).headers;
           const load = (seed: number, durationS: number) => {
