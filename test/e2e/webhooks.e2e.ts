@@ -172,6 +172,35 @@ describe('indexing webhooks', () => {
     expect(await recordFor('before-registration')).toEqual([]);
   });
 
+  it('the webhook is organization-wide: a key limited to some databases cannot change it or test it (403), and changes nothing', async () => {
+    const reg = await t.request('POST', '/webhooks/indexing', { body: { url: receiver.url('/owner'), signing_secret: 'the-owners-secret-0001' } });
+    expect(reg.status).toBe(200);
+    const { key } = await t.infra.keys.create('default', { databases: ['hooks-elsewhere'] });
+    const limited = { authorization: `Bearer ${key}` };
+    const eventsBefore = (await t.infra.store.readAll()).length;
+    const attempts: [string, string, object | undefined][] = [
+      ['POST', '/webhooks/indexing', { url: receiver.url('/stolen'), generate_signing_secret: true }],
+      ['DELETE', '/webhooks/indexing', undefined],
+      ['POST', '/webhooks/indexing/signing-secret', undefined],
+      ['POST', '/webhooks/indexing/signing-secret', { signing_secret: 'an-attackers-secret-01' }],
+      ['DELETE', '/webhooks/indexing/signing-secret', undefined],
+      ['POST', '/webhooks/indexing/test', undefined],
+    ];
+    for (const [method, path, body] of attempts) {
+      const res = await t.request(method, path, { body, headers: limited });
+      expect([method, path, res.status]).toEqual([method, path, 403]);
+      expect(res.body).toMatchObject({ success: false, error: { code: 'FORBIDDEN', message: expect.stringContaining('whole organization') } });
+      expect(res.raw).not.toContain('whsec_');
+    }
+    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    expect(receiver.received.filter((r) => r.path === '/stolen' || r.body?.test === true && r.path === '/owner')).toEqual([]);
+    // Reading stays open to it: the registration (never a secret) and its own databases' delivery records.
+    const got = await t.request('GET', '/webhooks/indexing', { headers: limited });
+    expect(got.body).toEqual({ registered: true, url: receiver.url('/owner'), event_types: ['indexing.status_changed'], signing_secret_configured: true });
+    expect((await t.request('GET', '/webhooks/indexing/deliveries', { headers: limited })).status).toBe(200);
+    expect((await t.request('DELETE', '/webhooks/indexing')).status).toBe(200); // an organization key may
+  });
+
   it('signing secrets are encrypted at rest, never in the event log, and the key file is 0600', async () => {
     const secret = 'my-supplied-secret-do-not-leak';
     const reg = await t.request('POST', '/webhooks/indexing', { body: { url: receiver.url(), signing_secret: secret } });
@@ -184,6 +213,12 @@ describe('indexing webhooks', () => {
     expect(supplied.body).toEqual({ generated: false, signing_secret_configured: true, message: expect.any(String) });
     const conflict = await t.request('POST', '/webhooks/indexing/signing-secret', { body: { signing_secret: secret, generate_signing_secret: true } });
     expect(conflict.status).toBe(422);
+    // An explicit "do not generate" with nothing supplied sets nothing (it used to rotate the secret).
+    const setsBefore = (await t.infra.store.readAll()).filter((e) => e.type === 'SigningSecretSet').length;
+    const nothing = await t.request('POST', '/webhooks/indexing/signing-secret', { body: { generate_signing_secret: false } });
+    expect(nothing.status).toBe(400);
+    expect(nothing.body).toMatchObject({ success: false, error: { code: 'INVALID_INPUT', message: expect.stringContaining('nothing to set') } });
+    expect((await t.infra.store.readAll()).filter((e) => e.type === 'SigningSecretSet')).toHaveLength(setsBefore);
 
     const log = JSON.stringify(await t.infra.store.readAll());
     expect(log).not.toContain(secret);

@@ -77,6 +77,9 @@ export class WebhookCommands {
     if (generateFlag && supplied !== undefined) {
       throw new DomainError('unprocessable', 'SIGNING_SECRET_CONFLICT', 'send either generate_signing_secret or signing_secret, not both');
     }
+    if (input.generate_signing_secret === false && supplied === undefined) {
+      throw invalid('generate_signing_secret is false and no signing_secret was sent: nothing to set (send signing_secret, or no body to generate one; DELETE removes the secret)');
+    }
     const generated = supplied === undefined;
     const secret = generated ? generateSigningSecret() : secretField(supplied);
     const secretId = randomUUID();

@@ -1,7 +1,7 @@
 import { Controller, Delete, HttpCode, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { commandContext } from '../../http/command-context';
+import { organizationCommandContext } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { WebhookCommands } from '../webhook-commands';
 
@@ -15,6 +15,6 @@ export class DeleteSigningSecretController {
   @DirectResponse()
   @ApiOperation({ summary: 'Remove the signing secret: deliveries stop carrying signature headers' })
   async remove(@Req() req: FastifyRequest) {
-    return this.commands.removeSecret(commandContext(req));
+    return this.commands.removeSecret(organizationCommandContext(req, 'remove the signing secret'));
   }
 }

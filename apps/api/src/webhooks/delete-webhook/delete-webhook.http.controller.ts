@@ -1,7 +1,7 @@
 import { Controller, Delete, HttpCode, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { commandContext } from '../../http/command-context';
+import { organizationCommandContext } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { WebhookCommands } from '../webhook-commands';
 
@@ -15,6 +15,6 @@ export class DeleteWebhookController {
   @DirectResponse()
   @ApiOperation({ summary: 'Delete the registration and its signing secret' })
   async remove(@Req() req: FastifyRequest) {
-    return this.commands.remove(commandContext(req));
+    return this.commands.remove(organizationCommandContext(req, 'delete the webhook'));
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { commandContext } from '../../http/command-context';
+import { organizationCommandContext } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { SetSigningSecretRequest } from '../register-webhook/register-webhook.request.dto';
 import { WebhookCommands } from '../webhook-commands';
@@ -16,6 +16,6 @@ export class SetSigningSecretController {
   @DirectResponse()
   @ApiOperation({ summary: 'Generate (no body) or supply ({signing_secret}) the signing secret; takes effect at once, also for deliveries in flight' })
   async set(@Req() req: FastifyRequest, @Body() body?: SetSigningSecretRequest) {
-    return this.commands.setSecret(commandContext(req), body ?? {});
+    return this.commands.setSecret(organizationCommandContext(req, 'set the signing secret'), body ?? {});
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { authOf } from '../../http/auth.hook';
+import { organizationCommandContext } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { WebhookCommands } from '../webhook-commands';
 
@@ -15,6 +15,6 @@ export class TestWebhookController {
   @DirectResponse()
   @ApiOperation({ summary: 'Send a synthetic test event now (test: true, id test_document); creates no delivery record' })
   async test(@Req() req: FastifyRequest) {
-    return this.commands.test(authOf(req).orgId);
+    return this.commands.test(organizationCommandContext(req, 'send a test event').orgId);
   }
 }
