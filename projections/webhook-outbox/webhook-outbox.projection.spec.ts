@@ -25,10 +25,12 @@ describe('webhook outbox projection', () => {
       status('m1', 'processing'),
       done,
       errored,
+      status('m1::inferred:0', 'completed', { derived: true }), // a derived memory: not an item the client ingested
       recorded('WebhookRegistered', { url: 'https://hooks.example/x', eventTypes: [], replaced: true }),
       status('m3', 'completed'), // registration no longer subscribes
     ]);
     expect(rows.rm_webhook_deliveries).toHaveLength(2);
+    expect(rows.rm_webhook_deliveries.join('\n')).not.toContain('inferred');
     const all = rows.rm_webhook_deliveries.join('\n');
     expect(all).toContain(`dlv_${done.metadata.eventId}`);
     expect(all).toContain(`dlv_${errored.metadata.eventId}`);

@@ -3,7 +3,7 @@ import type { Sql } from '../../libs/persistence/src/data-source';
 import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
 import type { StatusAdvanced } from '../../libs/domain/src/items/item.events';
 import type { DeliveryAttempted, DeliveryRetryRequested, WebhookEvent } from '../../libs/domain/src/webhooks/webhook.events';
-import { INDEXING_STATUS_CHANGED, TERMINAL_INDEXING_STATUSES } from '../../libs/domain/src/webhooks/webhook.events';
+import { INDEXING_STATUS_CHANGED, notifiesWebhook } from '../../libs/domain/src/webhooks/webhook.events';
 import { deliveryIdFor, statusChangedPayload } from '../../libs/domain/src/webhooks/webhook-payload';
 
 /**
@@ -87,7 +87,7 @@ export const webhookOutboxProjection: ReadModelProjection = {
         return;
       case 'StatusAdvanced': {
         const d = e.data;
-        if (!(TERMINAL_INDEXING_STATUSES as readonly string[]).includes(d.status)) return;
+        if (!notifiesWebhook(d)) return;
         const [hook] = await sql.query(`SELECT 1 FROM rm_webhooks WHERE org_id = $1 AND event_types @> $2::jsonb`, [org, JSON.stringify([INDEXING_STATUS_CHANGED])]);
         if (!hook) return; // no registration for this event at this point of the log: nothing to deliver, ever
         const [db] = await sql.query('SELECT name FROM rm_webhook_databases WHERE database_id = $1', [d.databaseId]);
@@ -153,7 +153,7 @@ export const webhookOutboxProjection: ReadModelProjection = {
 };
 
 async function insertDeliveries(run: RecordedEvent[], sql: Sql): Promise<void> {
-  const terminal = run.filter((e) => (TERMINAL_INDEXING_STATUSES as readonly string[]).includes((e as unknown as StatusAdvanced).data.status));
+  const terminal = run.filter((e) => notifiesWebhook((e as unknown as StatusAdvanced).data));
   if (!terminal.length) return;
   const orgs = [...new Set(terminal.map((e) => e.metadata.orgId))];
   const hooked = new Set(

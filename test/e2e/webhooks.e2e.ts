@@ -328,6 +328,25 @@ describe('indexing webhooks', () => {
     expect(await waitForRecord('broken', ['delivered'])).toMatchObject({ indexing_status: 'errored' });
   });
 
+  it('memories derived by inference send no events of their own: only the ingested item is delivered', async () => {
+    await t.request('POST', '/webhooks/indexing', { body: { url: receiver.url() } });
+    const res = await ingestMemories(t, 'hooks', [{ id: 'prefs', user_assistant_pairs: [{ user: 'I prefer aisle seats on short flights.', assistant: 'Noted.' }], infer: true }]);
+    expect(res.status).toBe(200);
+    await waitForStatus(t, 'hooks', ['prefs']);
+    await waitForRecord('prefs', ['delivered']);
+    let derived: { item_id: string; status: string }[] = [];
+    for (let i = 0; i < 300 && !(derived.length && derived.every((d) => d.status === 'completed')); i++) {
+      derived = await t.infra.ds.query(`SELECT item_id, status FROM rm_items WHERE additional_metadata->>'derived_from' = 'prefs'`);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(derived.map((d) => [d.item_id, d.status])).toEqual([['prefs::inferred:0', 'completed']]);
+    const statuses = (await t.infra.store.readAll()).filter((e) => e.type === 'StatusAdvanced' && e.data.itemId === 'prefs::inferred:0');
+    expect(statuses.map((e) => [e.data.status, e.data.derived])).toContainEqual(['completed', true]);
+    await t.infra.runner.waitFor(await t.infra.store.headPosition(), ['webhook-outbox'], 10_000);
+    expect((await deliveries()).filter((d) => d.doc_id.startsWith('prefs'))).toEqual([expect.objectContaining({ doc_id: 'prefs', status: 'delivered' })]);
+    expect(receiver.received.filter((r) => String(r.body.id).startsWith('prefs::'))).toEqual([]);
+  });
+
   it('retries failures on the schedule until permanently_failed, then a manual retry delivers; 409 otherwise', async () => {
     receiver.respond = (r) => (r.body.id === 'flaky' ? 500 : 200);
     await ingest('flaky');

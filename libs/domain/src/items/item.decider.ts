@@ -13,6 +13,8 @@ export interface ItemState {
   inferred?: boolean;
   /** sha256 of the current content */
   contentSha?: string;
+  /** a derived (inferred) memory, not a client's item */
+  derived?: true;
 }
 export const initialItem = (): ItemState => ({ live: false, contentVersion: null, status: null, chunked: false });
 
@@ -20,7 +22,15 @@ export const initialItem = (): ItemState => ({ live: false, contentVersion: null
 export function evolveItem(state: ItemState, event: ItemEvent & { revision?: number }): ItemState {
   switch (event.type) {
     case 'ItemIngested':
-      return { live: true, acl: event.data.acl, contentSha: event.data.content.sha256, contentVersion: event.revision ?? (state.contentVersion ?? -1) + 1, status: 'queued', chunked: false };
+      return {
+        live: true,
+        acl: event.data.acl,
+        contentSha: event.data.content.sha256,
+        contentVersion: event.revision ?? (state.contentVersion ?? -1) + 1,
+        status: 'queued',
+        chunked: false,
+        ...(event.data.kind === 'inferred' ? { derived: true as const } : {}),
+      };
     case 'AclChanged':
       return { ...state, acl: event.data.acl };
     case 'ItemMetadataUpdated':
@@ -73,7 +83,7 @@ export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] 
       if (!state.live || state.contentVersion !== command.contentVersion) return [];
       if (state.status === 'completed' || state.status === 'errored') return [];
       if (command.status !== 'errored' && state.status && ORDER.indexOf(command.status) <= ORDER.indexOf(state.status)) return [];
-      return [{ type: 'StatusAdvanced', data: { ...command.ids, contentVersion: command.contentVersion, status: command.status, ...(command.errorCode ? { errorCode: command.errorCode } : {}), ...(command.message ? { message: command.message } : {}) } }];
+      return [{ type: 'StatusAdvanced', data: { ...command.ids, contentVersion: command.contentVersion, status: command.status, ...(state.derived ? { derived: true as const } : {}), ...(command.errorCode ? { errorCode: command.errorCode } : {}), ...(command.message ? { message: command.message } : {}) } }];
     }
     default: {
       const never: never = command;

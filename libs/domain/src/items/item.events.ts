@@ -57,6 +57,11 @@ export interface StatusAdvanced {
     /** revision of the ItemIngested this status belongs to */
     contentVersion: number;
     status: IndexingStatus;
+    /**
+     * Set on a derived (inferred) memory's statuses: it was not ingested by a client, so it sends no webhook event
+     * (the event's id is the id supplied at ingestion). Absent on events written before this field existed.
+     */
+    derived?: true;
     errorCode?: string;
     message?: string;
   };

@@ -15,6 +15,11 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Indexing statuses that fire `indexing.status_changed` (`success` is the legacy alias of `completed`). */
 export const TERMINAL_INDEXING_STATUSES = ['completed', 'errored', 'success'] as const;
 
+/** Whether an item status event sends `indexing.status_changed`: a terminal status of an item a client ingested. */
+export function notifiesWebhook(status: { status: string; derived?: true }): boolean {
+  return (TERMINAL_INDEXING_STATUSES as readonly string[]).includes(status.status) && !status.derived;
+}
+
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'permanently_failed';
 /** `sweeping` is not stored: it is a pending or failed record whose dispatcher lease is live. */
 export type VisibleDeliveryStatus = DeliveryStatus | 'sweeping';
