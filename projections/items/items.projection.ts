@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
 import type { Sql } from '../../libs/persistence/src/data-source';
 import { inSegments, REPLAYING_SETTING, type ReadModelProjection } from '../../libs/persistence/src/projection';
+import { storableExpiry } from '../../libs/domain/src/items/expiry';
 import type { ItemEvent } from '../../libs/domain/src/items/item.events';
 
 /**
@@ -160,7 +161,7 @@ export const itemsProjection: ReadModelProjection = {
            WHERE rm_items.ingest_position < EXCLUDED.ingest_position`,
           [
             d.databaseId, d.itemKey, d.collection, d.store, d.itemId, d.kind, d.sourceType, d.title, d.content.filename ?? null, d.content.sha256, d.content.contentType,
-            d.content.bytes, d.pairs, d.isMarkdown, d.infer, d.customInstructions, d.userName, d.expiresAt, JSON.stringify(d.metadata), JSON.stringify(d.additionalMetadata),
+            d.content.bytes, d.pairs, d.isMarkdown, d.infer, d.customInstructions, d.userName, storableExpiry(d.expiresAt), JSON.stringify(d.metadata), JSON.stringify(d.additionalMetadata),
             JSON.stringify(d.relations), d.acl === undefined ? null : JSON.stringify(d.acl), d.appKind ?? null, d.appProvider ?? null, event.revision, event.position, at,
           ],
         );
@@ -284,7 +285,7 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
           ...(row ?? { database_id: d.databaseId, item_key: d.itemKey, collection: d.collection, store: d.store, item_id: d.itemId, created_at: at }),
           kind: d.kind, source_type: d.sourceType, title: text(d.title), filename: text(d.content.filename), content_sha256: d.content.sha256,
           content_type: d.content.contentType, bytes: text(d.content.bytes), pairs: text(d.pairs), is_markdown: text(d.isMarkdown), infer: text(d.infer),
-          custom_instructions: text(d.customInstructions), user_name: text(d.userName), expires_at: text(d.expiresAt), metadata: json(d.metadata),
+          custom_instructions: text(d.customInstructions), user_name: text(d.userName), expires_at: text(storableExpiry(d.expiresAt)), metadata: json(d.metadata),
           additional_metadata: json(d.additionalMetadata), relations: json(d.relations), acl: d.acl === undefined ? null : json(d.acl),
           app_kind: text(d.appKind), app_provider: text(d.appProvider), content_version: text(event.revision), ingest_position: text(event.position),
           status: 'queued', error_code: null, error_message: null, chunks_sha256: null, chunk_count: '0', chunked_position: null, updated_at: at,

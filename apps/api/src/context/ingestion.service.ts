@@ -5,6 +5,7 @@ import { normalizeDocumentAcl } from '../../../../libs/domain/src/acl';
 import { validateMetadata } from '../../../../libs/domain/src/metadata-schema';
 import { decideItem } from '../../../../libs/domain/src/items/item.decider';
 import type { ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
+import { expiryAfter } from '../../../../libs/domain/src/items/expiry';
 import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
 import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
 import { decideOnItems, lastPosition } from '../../../worker/src/item-stream';
@@ -79,7 +80,7 @@ export class IngestionService {
           databaseId: db.id, itemKey: itemKey(collection, 'memory', id), collection, store: 'memory' as Store, itemId: id, kind: 'memory', title: m.title,
           content: { contentType: m.pairs ? 'application/json' : m.isMarkdown ? 'text/markdown' : 'text/plain' },
           pairs: Boolean(m.pairs), isMarkdown: m.isMarkdown, infer: m.infer, customInstructions: m.customInstructions, userName: m.userName,
-          expiresAt: m.expiryTimeSeconds ? new Date(now.getTime() + m.expiryTimeSeconds * 1000).toISOString() : null,
+          expiresAt: m.expiryTimeSeconds ? expiryAfter(now, m.expiryTimeSeconds) : null,
           metadata: m.metadata, additionalMetadata: m.additionalMetadata, relations: m.relations, sourceType: 'memory',
         },
       };

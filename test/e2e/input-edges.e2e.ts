@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { LATEST_EXPIRY } from '../../libs/domain/src/items/expiry';
+import { streams } from '../../libs/domain/src/streams';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { ingestMemories, waitForStatus } from '../support/ingest';
+
+/** Inputs at the edges that once got past validation and broke something (black-box audit of 2026-11-25). */
+describe('input at the edges', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('edges');
+    await t.createDatabase('edges');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const expiresAt = async (itemId: string) =>
+    (await t.infra.ds.query(`SELECT expires_at FROM rm_items WHERE item_id = $1`, [itemId]))[0]?.expires_at?.toISOString() ?? null;
+
+  it('an expiry_time past year 9999 is accepted and stored as the last storable instant; ingestion goes on for everyone', async () => {
+    const res = await ingestMemories(t, 'edges', [
+      { id: 'far', text: 'A memory about the far future of the ocelot colony.', expiry_time: 251_700_000_000 },
+      { id: 'farther', text: 'A memory about the farther future of the ocelot colony.', expiry_time: 1e300 },
+    ]);
+    expect(res.status).toBe(200);
+    await waitForStatus(t, 'edges', ['far', 'farther']);
+    expect(await expiresAt('far')).toBe(LATEST_EXPIRY);
+    expect(await expiresAt('farther')).toBe(LATEST_EXPIRY);
+    const q = await t.request('POST', '/query', { body: { database: 'edges', query: 'ocelot colony future', type: 'memory' } });
+    expect(q.body.data.chunks.map((c: any) => c.id).sort()).toEqual(['far', 'farther']);
+    await ingestMemories(t, 'edges', [{ id: 'after', text: 'Ingested after them.' }]);
+    await waitForStatus(t, 'edges', ['after']);
+  });
+
+  it('a log that already holds an expiry written past year 9999 still replays: the projection stores the last instant', async () => {
+    await ingestMemories(t, 'edges', [{ id: 'template', text: 'Template memory.' }]);
+    await waitForStatus(t, 'edges', ['template']);
+    const [ingested] = (await t.infra.store.readAll()).filter((e) => e.type === 'ItemIngested' && e.data.itemId === 'template');
+    // What the service wrote before the bound existed: an expanded year that Postgres cannot store.
+    const itemKey = `legacy-${randomUUID()}`;
+    await t.infra.store.append(streams.item(ingested.data.databaseId, itemKey), [
+      { type: 'ItemIngested', data: { ...ingested.data, itemKey, itemId: 'legacy-far', expiresAt: '+010002-12-16T05:11:51.420Z' }, metadata: { ...ingested.metadata, eventId: randomUUID() } },
+    ]);
+    expect(await t.infra.runner.waitFor(await t.infra.store.headPosition(), ['items'], 10_000)).toBe(true);
+    expect(await expiresAt('legacy-far')).toBe(LATEST_EXPIRY);
+    await ingestMemories(t, 'edges', [{ id: 'after-legacy', text: 'Ingested after the legacy event.' }]);
+    await waitForStatus(t, 'edges', ['after-legacy']);
+  });
+});
