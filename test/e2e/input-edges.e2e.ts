@@ -47,4 +47,34 @@ describe('input at the edges', () => {
     await ingestMemories(t, 'edges', [{ id: 'after-legacy', text: 'Ingested after the legacy event.' }]);
     await waitForStatus(t, 'edges', ['after-legacy']);
   });
+
+  it('U+0000 in a stored field is 400 INVALID_INPUT naming the field, and nothing is stored; in content it is kept', async () => {
+    const query = await t.request('POST', '/query', { body: { database: 'edges', query: 'ocelot \u0000 x' } });
+    expect(query.status).toBe(400);
+    expect(query.body).toMatchObject({ success: false, error: { code: 'INVALID_INPUT', message: expect.stringContaining('body.query contains the NUL character') } });
+    const q = await t.request('POST', '/query', { body: { database: 'edges', query: 'ocelot colony' } });
+    const requestId = q.body.meta.request_id;
+    const eventsBefore = (await t.infra.store.readAll()).length;
+    for (const body of [{ request_id: requestId, feedback: 'bad \u0000 char' }, { request_id: requestId, feedback: 'ok', metadata: { k: '\u0000' } }]) {
+      const res = await t.request('POST', '/feedback', { body });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+    }
+    const status = await t.request('GET', '/context/status?database=edges&id=x%00y');
+    expect(status.status).toBe(400);
+    expect(status.body.error.message).toContain('query string.id contains the NUL character');
+    const patch = await t.request('PATCH', '/context/far/metadata', { body: { database: 'edges', title: 't\u0000' } });
+    expect(patch.status).toBe(400);
+    const byId = await ingestMemories(t, 'edges', [{ id: 'nul\u0000id', text: 'x' }]);
+    expect(byId.status).toBe(400);
+    expect(byId.body.error.message).toContain('memories[0].id contains the NUL character');
+    const byMeta = await ingestMemories(t, 'edges', [{ id: 'nul-meta', text: 'x', additional_metadata: { thread: 'a\u0000b' } }]);
+    expect(byMeta.status).toBe(400);
+    expect(byMeta.body.error.message).toContain('memories[0].additional_metadata.thread');
+    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    // Content is stored as bytes: a NUL inside a memory's text is kept, as before.
+    const inText = await ingestMemories(t, 'edges', [{ id: 'nul-text', text: 'before\u0000after the ocelot' }]);
+    expect(inText.status).toBe(200);
+    await waitForStatus(t, 'edges', ['nul-text']);
+  });
 });

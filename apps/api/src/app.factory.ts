@@ -10,6 +10,8 @@ import { UPLOAD_LIMITS } from './http/multipart';
 import { AppModule } from './app.module';
 import { API_VERSION, type AppConfig } from './config';
 import { Metrics } from './health/metrics';
+import { invalid } from '../../../libs/domain/src/errors';
+import { nulCharacterMessage, nulCharacterPath } from '../../../libs/domain/src/nul-character';
 import { registerAuthHook } from './http/auth.hook';
 import { sendError } from './http/exception.filter';
 import { contextOf } from './http/request-context';
@@ -57,13 +59,17 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (e) {
       const err = new Error(`Body is not valid JSON: ${(e as Error).message}`) as Error & { statusCode: number };
       err.statusCode = 400;
-      done(err, undefined);
+      return done(err, undefined);
     }
+    const nul = nulCharacterPath(parsed, 'body');
+    if (nul) return done(invalid(nulCharacterMessage(nul)), undefined);
+    done(null, parsed);
   });
 
   const doc = new DocumentBuilder()

@@ -5,6 +5,7 @@ import { normalizeDocumentAcl } from '../../../../libs/domain/src/acl';
 import { validateMetadata } from '../../../../libs/domain/src/metadata-schema';
 import { decideItem } from '../../../../libs/domain/src/items/item.decider';
 import type { ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
+import { nulCharacterMessage, nulCharacterPath } from '../../../../libs/domain/src/nul-character';
 import { expiryAfter } from '../../../../libs/domain/src/items/expiry';
 import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
 import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
@@ -68,6 +69,7 @@ export class IngestionService {
     if (raw.length === 0) throw invalid('memories is empty');
     if (raw.length > LIMITS.itemsPerRequest) throw invalid(`at most ${LIMITS.itemsPerRequest} memories per request`);
     return raw.map((r, i) => {
+      refuseNulOutsideContent(r, `memories[${i}]`, ['text', 'user_assistant_pairs']);
       const m: MemoryInput = parseMemoryItem(r, i);
       validateMetadata(db.metadataSchema, m.metadata, `memories[${i}].metadata`);
       const id = m.id ?? randomUUID();
@@ -92,6 +94,7 @@ export class IngestionService {
     const list = Array.isArray(raw) ? raw : [raw];
     if (list.length > LIMITS.itemsPerRequest) throw invalid(`at most ${LIMITS.itemsPerRequest} app_knowledge items per request`);
     return list.map((r, i) => {
+      refuseNulOutsideContent(r, `app_knowledge[${i}]`, ['content']);
       const a = parseAppItem(r, i);
       validateMetadata(db.metadataSchema, a.metadata, `app_knowledge[${i}].metadata`);
       const acl = normalizeDocumentAcl(a.acl, a.hasAcl, `app_knowledge[${i}].acl`);
@@ -113,6 +116,7 @@ export class IngestionService {
   prepareFiles(db: DatabaseRecord, collection: string, files: UploadedFile[], perFile: FileMetadataEntry[]): Prepared[] {
     return files.map((f, i) => {
       const meta = perFile[i] ?? { hasAcl: false };
+      refuseNulOutsideContent({ ...meta, filename: f.filename }, `file metadata[${i}]`, []);
       const id = validateItemId(meta.id, `file metadata[${i}].id`) ?? randomUUID();
       const metadata = typeof meta.metadata === 'string' ? parseMetadataString(meta.metadata, `file metadata[${i}].metadata`) : (parseAdditionalMetadata(meta.metadata, `file metadata[${i}].metadata`) as any);
       validateMetadata(db.metadataSchema, metadata, `file metadata[${i}].metadata`);
@@ -136,6 +140,8 @@ export class IngestionService {
   /** Appends every prepared item; returns the ingest result. Waits until /context/status can see them. */
   async commit(ctx: CommandContext, db: DatabaseRecord, collection: string, upsert: boolean, items: Prepared[]): Promise<IngestResult> {
     if (items.length === 0) throw invalid('nothing to ingest');
+    // What the request fields hid (metadata is a JSON string inside the JSON): the stored event itself, checked last.
+    items.forEach((item, i) => refuseNulOutsideContent(item.event, `item ${i} (${item.result.id})`, []));
     await this.databases.onDatabase({ ...ctx, databaseId: db.id }, db.id, { type: 'EnsureCollection', databaseId: db.id, collection });
     // Blobs first (content-addressed, so a failed request leaves only unreferenced files), then one read of every
     // item stream and one atomic append for the whole request. Items that share an id are decided in request
@@ -173,3 +179,11 @@ export class IngestionService {
     };
   }
 }
+
+/** 400 when a stored field of an item holds U+0000 (content fields, stored as bytes, may). */
+function refuseNulOutsideContent(item: unknown, path: string, contentFields: string[]): void {
+  const stored = item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.fromEntries(Object.entries(item).filter(([k]) => !contentFields.includes(k))) : item;
+  const nul = nulCharacterPath(stored, path);
+  if (nul) throw invalid(nulCharacterMessage(nul));
+}
+
