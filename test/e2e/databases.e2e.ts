@@ -138,6 +138,21 @@ describe('databases and collections through HTTP', () => {
     expect(audit.some((e) => e.data.name === 'doomed' && e.metadata.orgId === 'default' && String(e.data.requestedBy).startsWith('key:'))).toBe(true);
   });
 
+  it('takes the names of DELETE /databases and /databases/collections from a JSON body too', async () => {
+    await t.createDatabase('body-del');
+    const noColl = await t.request('DELETE', '/databases/collections', { body: { database: 'body-del', collection: 'none' } });
+    expect(noColl.status).toBe(404); // the body was read: the database exists, the collection does not
+    expect(noColl.body.error.code).toBe('COLLECTION_NOT_FOUND');
+    const del = await t.request('DELETE', '/databases', { body: { database: 'body-del' } });
+    expect(del.status).toBe(202);
+    expect(del.body.data).toMatchObject({ database: 'body-del', status: 'deleting' });
+    expect((await t.request('GET', '/databases/status?database=body-del')).status).toBe(404);
+    await t.createDatabase('body-keep');
+    const both = await t.request('DELETE', '/databases?database=nope-not-here', { body: { database: 'body-keep' } });
+    expect(both.status).toBe(404); // the query string wins ...
+    expect((await t.request('GET', '/databases/status?database=body-keep')).status).toBe(200); // ... and the body's database stays
+  });
+
   it('deletes through the legacy DELETE /tenants?tenant_id= without a body or content type', async () => {
     await t.createDatabase('legacy-del');
     const res = await t.app.inject({ method: 'DELETE', url: '/tenants?tenant_id=legacy-del', headers: { authorization: `Bearer ${t.key}`, 'api-version': '2' } });

@@ -53,3 +53,12 @@ export function readScope(ctx: RequestContext, input: ScopeInput, opts: { requir
 }
 
 export const databaseNotFound = (name: string) => notFound('DATABASE_NOT_FOUND', `database '${name}' was not found`);
+
+/**
+ * A scope given in a JSON body or the query string (DELETE routes take either): the query string's values win, and
+ * only the ones it carries (a validated query object has every declared key, undefined when absent).
+ */
+export function scopeFromBodyAndQuery(body: object | undefined, query: object | undefined): ScopeInput {
+  const sent = Object.fromEntries(Object.entries(query ?? {}).filter(([, v]) => v !== undefined));
+  return { ...(body ?? {}), ...sent } as ScopeInput;
+}

@@ -5,7 +5,7 @@ import { invalid } from '../../../../../libs/domain/src/errors';
 import { commandContext } from '../../http/command-context';
 import { authOf } from '../../http/auth.hook';
 import { contextOf } from '../../http/request-context';
-import { readScope } from '../../http/scope';
+import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
 import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../database-directory';
 import { DatabaseCommands } from '../database-commands';
@@ -20,7 +20,7 @@ export class DeleteCollectionController {
   @HttpCode(202)
   @ApiOperation({ summary: 'Permanently remove one collection and everything in it (asynchronous)' })
   async remove(@Req() req: FastifyRequest, @Query() query: ScopeQuery, @Body() body?: ScopeQuery) {
-    const scope = readScope(contextOf(req), { ...(body ?? {}), ...query }, { requireDatabase: true });
+    const scope = readScope(contextOf(req), scopeFromBodyAndQuery(body, query), { requireDatabase: true });
     if (!scope.collection) throw invalid('collection is required');
     const db = await this.directory.resolve(authOf(req), scope.database!);
     await this.commands.onDatabase(commandContext(req), db.id, { type: 'RequestCollectionDeletion', databaseId: db.id, collection: scope.collection });

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { commandContext } from '../../http/command-context';
 import { authOf } from '../../http/auth.hook';
 import { addDeprecation, contextOf } from '../../http/request-context';
-import { readScope } from '../../http/scope';
+import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
 import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../database-directory';
 import { DatabaseCommands } from '../database-commands';
@@ -33,7 +33,7 @@ export class DeleteDatabaseController {
   }
 
   private async run(req: FastifyRequest, query: ScopeQuery, body?: ScopeQuery): Promise<string> {
-    const scope = readScope(contextOf(req), { ...(body ?? {}), ...query }, { requireDatabase: true });
+    const scope = readScope(contextOf(req), scopeFromBodyAndQuery(body, query), { requireDatabase: true });
     const db = await this.directory.resolve(authOf(req), scope.database!);
     await this.commands.requestDeletion({ ...commandContext(req), databaseId: db.id }, db.name);
     return db.name;
