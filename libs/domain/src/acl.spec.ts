@@ -16,6 +16,13 @@ describe('ACL principals', () => {
     expect(() => normalizeDocumentAcl(['a@b.co'.padStart(300, 'x')], true)).toThrow(/256/);
     expect(() => normalizeDocumentAcl(Array.from({ length: 1001 }, (_, i) => `u${i}@x.io`), true)).toThrow(/1000/);
     expect(normalizeDocumentAcl(Array.from({ length: 1000 }, (_, i) => `u${i}@x.io`), true)).toHaveLength(1000);
+    // The limit is on what the document holds: counted after deduplication and the __public__/__private__ rules.
+    const thousand = Array.from({ length: 1000 }, (_, i) => `group:g:${i}`);
+    expect(normalizeDocumentAcl([...thousand, 'GROUP:g:5 '], true)).toHaveLength(1000);
+    expect(normalizeDocumentAcl([...thousand, '__private__'], true)).toHaveLength(1000);
+    expect(normalizeDocumentAcl([...thousand, 'group:g:1000', '__public__'], true)).toEqual(['__public__']);
+    expect(() => normalizeDocumentAcl([...thousand, 'group:g:1000', 'group:g:1000'], true)).toThrow(/more than 1000 principals \(1001 after/);
+    expect(() => normalizeDocumentAcl(Array.from({ length: 10_001 }, () => 'group:g:1'), true)).toThrow(/more than 10000 entries/);
   });
   it('caller: omitted and ["*"] mean no filtering; adds __public__ and the email domain; keeps typos as is', () => {
     expect(callerPrincipals(undefined)).toBeNull();

@@ -8,6 +8,8 @@ import { invalid } from './errors';
 export const PUBLIC = '__public__';
 export const PRIVATE = '__private__';
 export const MAX_PRINCIPALS = 1000;
+/** Entries a document ACL may list before normalization (duplicates, case variants, __public__, __private__). */
+export const MAX_ACL_ENTRIES = 10 * MAX_PRINCIPALS;
 export const MAX_PRINCIPAL_LENGTH = 256;
 
 const EMAIL = /^[^\s@:]+@[^\s@:]+\.[^\s@:]+$/;
@@ -49,10 +51,14 @@ export function normalizeDocumentAcl(raw: unknown, present: boolean, field = 'ac
   if (!present) return undefined;
   if (raw === null) return [PRIVATE];
   if (!Array.isArray(raw)) throw invalid(`${field} must be an array of principals or null`);
-  if (raw.length > MAX_PRINCIPALS) throw invalid(`${field} has more than ${MAX_PRINCIPALS} principals`);
+  // The limit is on the principals the document holds, so it is counted after rules 1-3 (lowercased, trimmed,
+  // deduplicated; __public__ overrides; __private__ next to real principals dropped). The raw list is bounded too,
+  // so normalizing stays cheap.
+  if (raw.length > MAX_ACL_ENTRIES) throw invalid(`${field} has more than ${MAX_ACL_ENTRIES} entries`);
   const set = [...new Set(raw.map((p, i) => normalizePrincipal(p, `${field}[${i}]`)))];
   if (set.includes(PUBLIC)) return [PUBLIC];
   const real = set.filter((p) => p !== PRIVATE);
+  if (real.length > MAX_PRINCIPALS) throw invalid(`${field} has more than ${MAX_PRINCIPALS} principals (${real.length} after lowercasing, trimming and removing duplicates)`);
   return real.length ? real.sort() : [PRIVATE];
 }
 

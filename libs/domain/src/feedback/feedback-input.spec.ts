@@ -16,6 +16,11 @@ describe('feedback input rules', () => {
     expect(n).toEqual({ requestId: rid, feedback: null, rating: null, source: 'user', groundTruth: { answer: null, sourceIds: ['a', 'b'] }, metadata: {} });
   });
 
+  it('a blank value counts as absent at any length: it is not measured against the limit', () => {
+    const n = normalizeFeedback({ request_id: rid, feedback: ' '.repeat(9000), ground_truth: { answer: '\n'.repeat(9000), source_ids: ['doc-1'] } });
+    expect(n).toMatchObject({ feedback: null, groundTruth: { answer: null, sourceIds: ['doc-1'] } });
+  });
+
   it('keeps an answer alone, and feedback alone', () => {
     expect(normalizeFeedback({ request_id: rid, ground_truth: { answer: 'Paris' } }).groundTruth).toEqual({ answer: 'Paris', sourceIds: [] });
     expect(normalizeFeedback({ request_id: rid, feedback: 'good', ground_truth: {} }).groundTruth).toBeNull();

@@ -75,10 +75,13 @@ export function normalizeFeedback(input: FeedbackInput): NormalizedFeedback {
   let feedback: string | null = null;
   if (input.feedback !== undefined && input.feedback !== null) {
     if (typeof input.feedback !== 'string') throw invalid('feedback must be a string');
-    if (chars(input.feedback) > FEEDBACK_LIMITS.feedbackChars) {
-      throw rule('FEEDBACK_TOO_LONG', `feedback is longer than ${FEEDBACK_LIMITS.feedbackChars} characters`);
+    // A blank value counts as absent (spec), whatever its length: only a value that is kept is measured.
+    if (!blank(input.feedback)) {
+      if (chars(input.feedback) > FEEDBACK_LIMITS.feedbackChars) {
+        throw rule('FEEDBACK_TOO_LONG', `feedback is longer than ${FEEDBACK_LIMITS.feedbackChars} characters`);
+      }
+      feedback = input.feedback;
     }
-    if (!blank(input.feedback)) feedback = input.feedback;
   }
 
   const groundTruth = normalizeGroundTruth(input.ground_truth);
@@ -100,10 +103,12 @@ function normalizeGroundTruth(value: unknown): GroundTruth | null {
   let answer: string | null = null;
   if (value.answer !== undefined && value.answer !== null) {
     if (typeof value.answer !== 'string') throw invalid('ground_truth.answer must be a string');
-    if (chars(value.answer) > FEEDBACK_LIMITS.answerChars) {
-      throw rule('FEEDBACK_TOO_LONG', `ground_truth.answer is longer than ${FEEDBACK_LIMITS.answerChars} characters`);
+    if (!blank(value.answer)) {
+      if (chars(value.answer) > FEEDBACK_LIMITS.answerChars) {
+        throw rule('FEEDBACK_TOO_LONG', `ground_truth.answer is longer than ${FEEDBACK_LIMITS.answerChars} characters`);
+      }
+      answer = value.answer;
     }
-    if (!blank(value.answer)) answer = value.answer;
   }
   const sourceIds: string[] = [];
   if (value.source_ids !== undefined && value.source_ids !== null) {
