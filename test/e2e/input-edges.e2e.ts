@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LATEST_EXPIRY } from '../../libs/domain/src/items/expiry';
 import { streams } from '../../libs/domain/src/streams';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { ingestMemories, waitForStatus } from '../support/ingest';
+import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 
 /** Inputs at the edges that once got past validation and broke something (black-box audit of 2026-11-25). */
 describe('input at the edges', () => {
@@ -76,5 +76,23 @@ describe('input at the edges', () => {
     const inText = await ingestMemories(t, 'edges', [{ id: 'nul-text', text: 'before\u0000after the ocelot' }]);
     expect(inText.status).toBe(200);
     await waitForStatus(t, 'edges', ['nul-text']);
+  });
+
+  it('a body of a content type the endpoint does not take is 415 UNSUPPORTED_MEDIA_TYPE naming both, and changes nothing', async () => {
+    const eventsBefore = (await t.infra.store.readAll()).length;
+    const json = await t.request('POST', '/context/ingest', { body: { type: 'memory', database: 'edges', memories: [{ text: 'x' }] } });
+    expect(json.status).toBe(415);
+    expect(json.body).toMatchObject({ success: false, error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'this endpoint takes multipart/form-data, not application/json' } });
+    const text = await t.app.inject({ method: 'POST', url: '/feedback', payload: '{"request_id":"11111111-1111-4111-8111-111111111111","feedback":"x"}', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'text/plain' } });
+    expect(text.statusCode).toBe(415);
+    expect(text.json()).toMatchObject({ success: false, error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
+    for (const url of ['/query', '/memories/add_memory', '/feedback']) {
+      const form = await postMultipart(t, url, { database: 'edges', query: 'x', memories: '[{"text":"x"}]' });
+      expect([url, form.status, form.body.error]).toEqual([url, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'this endpoint takes application/json, not multipart/form-data' }]);
+    }
+    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    // Bodiless calls without a Content-Type still work (the SDK sends those).
+    const bodiless = await t.app.inject({ method: 'POST', url: '/webhooks/indexing/test', headers: { authorization: `Bearer ${t.key}` } });
+    expect(bodiless.statusCode).toBe(404); // no webhook registered: reached the handler
   });
 });

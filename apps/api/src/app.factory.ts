@@ -6,7 +6,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LogController } from 'fastify';
 import pino from 'pino';
 import multipart from '@fastify/multipart';
-import { UPLOAD_LIMITS } from './http/multipart';
+import { registerMultipartRouteCheck, UPLOAD_LIMITS } from './http/multipart';
 import { AppModule } from './app.module';
 import { API_VERSION, type AppConfig } from './config';
 import { Metrics } from './health/metrics';
@@ -47,6 +47,9 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
 
   registerAuthHook(fastify, infra.keys);
   await fastify.register(multipart as any, { limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files } });
+  registerMultipartRouteCheck(fastify);
+  // JSON endpoints take JSON: a text/plain body is 415 (Fastify's default parser would hand the handler a string).
+  fastify.removeContentTypeParser('text/plain');
   fastify.addHook('onResponse', async (req, reply) => {
     const route = (req as any).routeOptions?.url ?? 'unmatched';
     metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);

@@ -2,7 +2,7 @@
  * Domain errors carry a stable machine code and a kind; the HTTP layer maps kinds to status codes
  * (docs/errors.md lists every code). No framework imports here.
  */
-export type ErrorKind = 'validation' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'too_large' | 'rate_limited' | 'unprocessable' | 'unavailable' | 'internal';
+export type ErrorKind = 'validation' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'too_large' | 'unsupported_media_type' | 'rate_limited' | 'unprocessable' | 'unavailable' | 'internal';
 
 export interface ErrorDetail {
   error_code?: string;

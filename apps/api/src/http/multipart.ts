@@ -1,4 +1,5 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sendError } from './exception.filter';
 import { DomainError, invalid } from '../../../../libs/domain/src/errors';
 
 /** Upload limits (docs/ingestion.md). */
@@ -28,7 +29,7 @@ export interface MultipartBody {
  * `document_metadata`, so files can only be paired with their metadata at the end.
  */
 export async function readMultipart(req: FastifyRequest): Promise<MultipartBody> {
-  if (!req.isMultipart()) throw invalid('this endpoint expects multipart/form-data');
+  if (!req.isMultipart()) throw unsupportedMediaType(req, 'multipart/form-data');
   const fields: Record<string, string[]> = {};
   const files: UploadedFile[] = [];
   let total = 0;
@@ -74,4 +75,26 @@ export function jsonField(body: MultipartBody, name: string): unknown {
   } catch {
     throw invalid(`${name} must be a JSON-encoded string`);
   }
+}
+
+/** The routes that take multipart/form-data (readMultipart); every other route with a body takes JSON. */
+export const MULTIPART_ROUTES: readonly string[] = ['/context/ingest', '/ingestion/upload_knowledge'];
+
+/** 415 UNSUPPORTED_MEDIA_TYPE naming what the endpoint takes and what it got. */
+export function unsupportedMediaType(req: FastifyRequest, takes: string): DomainError {
+  const sent = String(req.headers['content-type'] ?? '').split(';')[0].trim();
+  return new DomainError('unsupported_media_type', 'UNSUPPORTED_MEDIA_TYPE', `this endpoint takes ${takes}, not ${sent || 'a body without a Content-Type'}`);
+}
+
+/**
+ * A multipart body sent to a JSON endpoint would otherwise reach it as an empty body and fail on whichever field
+ * is checked first ("database is required"): it is refused up front, before the body is read.
+ */
+export function registerMultipartRouteCheck(fastify: FastifyInstance): void {
+  fastify.addHook('preValidation', async (req, reply) => {
+    const route = (req as any).routeOptions?.url as string | undefined;
+    if (!route || !req.isMultipart() || MULTIPART_ROUTES.includes(route)) return;
+    sendError(req, reply, unsupportedMediaType(req, 'application/json'));
+    return reply;
+  });
 }
