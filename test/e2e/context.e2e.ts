@@ -297,6 +297,14 @@ describe('context items through HTTP', () => {
       const prefs = await t.request('POST', '/recall/recall_preferences', { body: { tenant_id: 'ctx', query: 'seat preference on flights' } });
       expect(prefs.body.chunks[0]).toMatchObject({ id: 'leg-m::inferred:0', chunk_content: 'The user prefers window seats on long flights.' });
       expect(prefs.body.chunks.every((c: any) => c.store === 'memory' && c.source_type === 'inferred_memory')).toBe(true);
+      // The original flat shape, plus the meta every response carries: request id (= X-Request-ID), version, the
+      // deprecation notices of the path and of tenant_id.
+      for (const res of [up, add, verify, recall, prefs]) {
+        expect(res.body.meta).toMatchObject({ request_id: res.headers['x-request-id'], api_version: '2.0.1', latency_ms: expect.any(Number) });
+        expect(res.body).not.toHaveProperty('data');
+        expect(res.body.meta.deprecation.map((d: any) => d.deprecated_field)).toContain('tenant_id');
+      }
+      expect(up.body.meta.deprecation.map((d: any) => d.deprecated_field)).toContain('/ingestion/upload_knowledge');
     });
   });
 });

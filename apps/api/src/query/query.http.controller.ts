@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { authOf } from '../http/auth.hook';
 import { commandContext } from '../http/command-context';
-import { DirectResponse } from '../http/envelope.interceptor';
+import { LegacyResponse } from '../http/envelope.interceptor';
 import { addDeprecation, contextOf } from '../http/request-context';
 import { readScope } from '../http/scope';
 import { DATABASE_DIRECTORY } from '../tokens';
@@ -25,7 +25,7 @@ export class QueryController {
 
   @Post('recall/full_recall')
   @HttpCode(200)
-  @DirectResponse()
+  @LegacyResponse()
   @ApiOperation({ summary: 'Legacy: retrieve ingested content (same request as /query; searchable from graph_creation)', deprecated: true })
   async fullRecall(@Req() req: FastifyRequest, @Body() body: QueryRequest) {
     addDeprecation(contextOf(req), '/recall/full_recall', '/query');
@@ -34,7 +34,7 @@ export class QueryController {
 
   @Post('recall/recall_preferences')
   @HttpCode(200)
-  @DirectResponse()
+  @LegacyResponse()
   @ApiOperation({ summary: 'Legacy: retrieve the inferred preferences and traits (memories ingested with infer: true; searchable from graph_creation)', deprecated: true })
   async recallPreferences(@Req() req: FastifyRequest, @Body() body: QueryRequest) {
     addDeprecation(contextOf(req), '/recall/recall_preferences', '/query');

@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { invalid, notFound } from '../../../../../libs/domain/src/errors';
 import { authOf } from '../../http/auth.hook';
-import { DirectResponse } from '../../http/envelope.interceptor';
+import { LegacyResponse } from '../../http/envelope.interceptor';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { DATABASE_DIRECTORY, DATA_SOURCE } from '../../tokens';
@@ -50,7 +50,7 @@ export class ContextStatusController {
 
   @Post('ingestion/verify_processing')
   @HttpCode(200)
-  @DirectResponse()
+  @LegacyResponse()
   @ApiOperation({ summary: 'Legacy: synchronous status of one or more source ids (JSON {database|tenant_id, file_ids|source_ids|ids}, or the same as query parameters)', deprecated: true })
   async verify(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>, @Body() body?: Record<string, unknown>) {
     const ctx = contextOf(req);

@@ -5,7 +5,7 @@ import { invalid } from '../../../../../libs/domain/src/errors';
 import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
-import { DirectResponse } from '../../http/envelope.interceptor';
+import { LegacyResponse } from '../../http/envelope.interceptor';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { DATABASE_DIRECTORY } from '../../tokens';
@@ -19,7 +19,7 @@ export class AddMemoryController {
 
   @Post('memories/add_memory')
   @HttpCode(200)
-  @DirectResponse()
+  @LegacyResponse()
   @ApiOperation({
     summary: 'Legacy: add user memories. JSON {database|tenant_id, collection|sub_tenant_id, upsert?, memories: [memory items]} (memories as an array here; each item follows the memory item rules)',
     deprecated: true,

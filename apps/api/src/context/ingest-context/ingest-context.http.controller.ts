@@ -5,7 +5,7 @@ import { invalid } from '../../../../../libs/domain/src/errors';
 import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
-import { DirectResponse } from '../../http/envelope.interceptor';
+import { LegacyResponse } from '../../http/envelope.interceptor';
 import { booleanField, field, jsonField, readMultipart, type MultipartBody } from '../../http/multipart';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
@@ -35,7 +35,7 @@ export class IngestContextController {
 
   @Post('ingestion/upload_knowledge')
   @HttpCode(200)
-  @DirectResponse()
+  @LegacyResponse()
   @ApiConsumes('multipart/form-data')
   @ApiOperation({ summary: 'Legacy: ingest files and/or app items (multipart always; nested fields are JSON strings). Returns source ids with status queued.', deprecated: true })
   async uploadKnowledge(@Req() req: FastifyRequest) {
