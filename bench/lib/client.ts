@@ -170,7 +170,7 @@ export class CrsClient {
   }
 
   private async steps(metric: string): Promise<Record<string, { seconds: number; items: number }>> {
-    const text = await (await fetch(`${this.baseUrl}/metrics`)).text();
+    const text = await (await fetch(`${this.baseUrl}/metrics`, { headers: this.headers })).text();
     const out: Record<string, { seconds: number; items: number }> = {};
     for (const m of text.matchAll(new RegExp(`^${metric}\\{step="([^"]+)"\\} ([0-9.e+-]+)$`, 'gm'))) {
       const step = (out[m[2]] ??= { seconds: 0, items: 0 });

@@ -96,9 +96,12 @@ describe('API conventions', () => {
     expect(ready.body.checks.projections.map((p: any) => p.name)).toEqual(expect.arrayContaining(['databases', 'database-lifecycle']));
   });
 
-  it('/metrics exposes request latency histograms and projection lag', async () => {
+  it('/metrics exposes request latency histograms and projection lag, to a key holder only', async () => {
     await t.request('GET', '/databases');
-    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    const anonymous = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.json()).toMatchObject({ success: false, error: { code: 'UNAUTHORIZED' } });
+    const res = await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } });
     expect(res.statusCode).toBe(200);
     expect(res.body).toMatch(/crs_http_request_duration_seconds_bucket\{[^}]*route="\/databases"[^}]*status="200"/);
     expect(res.body).toMatch(/crs_projection_lag_events\{projection="databases"\} \d+/);

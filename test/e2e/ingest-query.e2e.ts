@@ -124,7 +124,7 @@ describe('ingest and query through HTTP', () => {
 
   it('/metrics counts where query time goes, per step', async () => {
     const calls = async () => {
-      const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const text = (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body;
       return Object.fromEntries([...text.matchAll(/^crs_query_step_calls_total\{step="([^"]+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
     };
     const before = await calls();
@@ -137,7 +137,7 @@ describe('ingest and query through HTTP', () => {
     }
     // One wait per candidate list (keyword and vector), each started as soon as its list arrives.
     for (const step of ['read_model.memory', 'read_model.knowledge']) expect([step, delta(step)]).toEqual([step, 2]);
-    const seconds = (await t.app.inject({ method: 'GET', url: '/metrics' })).body.match(/^crs_query_step_seconds_total\{step="total.fast"\} ([0-9.e+-]+)$/m);
+    const seconds = (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body.match(/^crs_query_step_seconds_total\{step="total.fast"\} ([0-9.e+-]+)$/m);
     expect(Number(seconds?.[1])).toBeGreaterThan(0);
   });
 });

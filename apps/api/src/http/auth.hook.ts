@@ -5,8 +5,12 @@ import type { ApiKeyRepository } from '../../../../libs/persistence/src/api-keys
 import { contextOf } from './request-context';
 import { sendError } from './exception.filter';
 
-/** Paths served without a key: liveness, readiness, metrics and the API documentation. */
-const PUBLIC = [/^\/health\/?$/, /^\/ready\/?$/, /^\/metrics\/?$/, /^\/docs(\/.*|-json|-yaml)?$/];
+/**
+ * Paths served without a key (docs/api-conventions.md, "Authentication"): liveness and readiness, which orchestrators
+ * probe without credentials and which tell nothing about any organization, and the API documentation. `/metrics`
+ * needs a key: it counts every organization's traffic.
+ */
+const PUBLIC = [/^\/health\/?$/, /^\/ready\/?$/, /^\/docs(\/.*|-json|-yaml)?$/];
 
 /**
  * `API-Version`: this service implements version 2 (reports 2.0.1). An absent header is served as 2;
