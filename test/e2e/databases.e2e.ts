@@ -1,4 +1,7 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { ingestMemories, waitForStatus } from '../support/ingest';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -151,6 +154,18 @@ describe('databases and collections through HTTP', () => {
     const both = await t.request('DELETE', '/databases?database=nope-not-here', { body: { database: 'body-keep' } });
     expect(both.status).toBe(404); // the query string wins ...
     expect((await t.request('GET', '/databases/status?database=body-keep')).status).toBe(200); // ... and the body's database stays
+  });
+
+  it('deleting a database removes its blob directory (raw content, chunk lists, graphs) from disk', async () => {
+    await t.createDatabase('blobby');
+    await ingestMemories(t, 'blobby', [{ id: 'b1', text: 'PLATYPUSSECRET the salary of employee 8 is 90008.' }]);
+    await waitForStatus(t, 'blobby', ['b1']);
+    const [{ database_id: id }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'b1'`);
+    const dir = join(t.config.dataDir, 'blobs', id);
+    expect(readdirSync(dir).length).toBeGreaterThan(0);
+    expect((await t.request('DELETE', '/databases?database=blobby')).status).toBe(202);
+    for (let i = 0; i < 400 && !(await t.infra.store.readAll()).some((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === id); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('deletes through the legacy DELETE /tenants?tenant_id= without a body or content type', async () => {

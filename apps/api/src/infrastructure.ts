@@ -76,7 +76,7 @@ export class Infrastructure {
     const search = new SearchCatalog(ds, createSearchIndex({ elasticsearchUrl: config.elasticsearchUrl, lanceDir: join(config.dataDir, 'lancedb') }));
     await search.init();
     const resources = new DatabaseResources([
-      new BlobDirectoryContributor(join(config.dataDir, 'blobs')),
+      new BlobDirectoryContributor(blobs),
       new GraphTablesContributor(ds, GRAPH_TABLES),
       search,
       { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },

@@ -1,7 +1,7 @@
-import { mkdir, rm, access } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, access } from 'node:fs/promises';
 import type { DataSource } from 'typeorm';
 import type { DatabaseComponent } from '../../../libs/domain/src/events';
+import type { BlobStore } from '../../../libs/persistence/src/blob-store';
 
 /**
  * The physical parts of a database outside the event log. Each contributor provisions what it owns and
@@ -43,23 +43,23 @@ export class DatabaseResources {
   }
 }
 
-/** Per-database blob directory (content-addressed payloads); the scheduler component owns it. */
+/**
+ * Per-database blob directory (content-addressed payloads); the scheduler component owns it. The directory comes from
+ * the blob store itself: until 2026-11-25 this contributor joined its own path (`blobs/blobs/<id>`), so deleting a
+ * database removed an empty directory and left every blob on disk.
+ */
 export class BlobDirectoryContributor implements ResourceContributor {
-  constructor(private readonly dataDir: string) {}
-
-  dir(databaseId: string): string {
-    return join(this.dataDir, 'blobs', databaseId);
-  }
+  constructor(private readonly blobs: BlobStore) {}
 
   async provision(databaseId: string, component: DatabaseComponent) {
     if (component !== 'scheduler') return;
-    await mkdir(this.dir(databaseId), { recursive: true });
-    await access(this.dir(databaseId));
+    await mkdir(this.blobs.databaseDir(databaseId), { recursive: true });
+    await access(this.blobs.databaseDir(databaseId));
     return { blob_dir: true };
   }
 
   async purgeDatabase(databaseId: string) {
-    await rm(this.dir(databaseId), { recursive: true, force: true });
+    await this.blobs.deleteDatabase(databaseId);
   }
 }
 

@@ -48,6 +48,11 @@ export class BlobStore {
     this.syncBelowBytes = options.syncBelowBytes ?? 64 * 1024;
   }
 
+  /** The directory holding one database's blobs. */
+  databaseDir(databaseId: string): string {
+    return join(this.root, databaseId);
+  }
+
   path(databaseId: string, sha256: string): string {
     if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`invalid blob hash ${sha256}`);
     return join(this.root, databaseId, sha256.slice(0, 2), sha256);
@@ -118,7 +123,7 @@ export class BlobStore {
   }
 
   async deleteDatabase(databaseId: string): Promise<void> {
-    const prefix = join(this.root, databaseId);
+    const prefix = this.databaseDir(databaseId);
     for (const key of [...this.cache.keys()]) if (key.startsWith(`${prefix}/`)) this.forget(key);
     for (const dir of [...this.dirs]) if (dir.startsWith(`${prefix}/`)) this.dirs.delete(dir);
     await rm(prefix, { recursive: true, force: true });
