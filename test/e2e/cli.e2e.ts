@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { runCli } from '../../apps/cli/src/cli';
+import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 async function crs(t: TestApp, ...args: string[]) {
@@ -35,6 +37,26 @@ describe('crs CLI', () => {
     const after = await t.request('GET', '/databases', { headers: { authorization: `Bearer ${key}` } });
     expect(after.status).toBe(401);
     expect((await crs(t, 'keys', 'revoke', prefix)).code).toBe(1);
+  });
+
+  it('writes its whole output into a pipe before exiting (the built command, as an auditor runs it)', async () => {
+    await t.createDatabase('piped');
+    const memories = Array.from({ length: 300 }, (_, i) => ({ id: `p${i}`, text: `Piped memory ${i} about the long log an auditor reads through jq. `.repeat(4) }));
+    await ingestMemories(t, 'piped', memories);
+    for (let s = 0; s < memories.length; s += 100) await waitForStatus(t, 'piped', memories.slice(s, s + 100).map((m) => m.id));
+    const events = (await t.infra.store.readAll()).length;
+    const child = spawn(process.execPath, ['dist/apps/cli/src/main.js', 'events', 'read'], { env: { ...process.env, DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    // A slow reader (jq, ssh): the pipe fills and the command's writes wait in its memory for a while.
+    child.stdout.pause();
+    setTimeout(() => child.stdout.resume(), 3000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    const lines = out.split('\n').filter(Boolean);
+    expect(out.length).toBeGreaterThan(256 * 1024); // well past a pipe's buffer
+    expect(lines.length).toBeGreaterThanOrEqual(events);
+    for (const line of lines) JSON.parse(line); // none cut short
   });
 
   it('stores only a hash of each secret', async () => {
