@@ -63,7 +63,8 @@ async function replayLog(
 /**
  * Builds a fresh generation of every search index from the log (vectors from the embedding cache, never the
  * model), then swaps the catalog pointers and drops the old indexes. Events appended while it ran are replayed
- * into the new generation after the swap (writes are idempotent by version).
+ * into the new generation after the swap, and again once every process sees the swap (writes are idempotent by
+ * version).
  */
 export async function rebuildSearchIndex(
   store: EventStore,
@@ -95,10 +96,13 @@ export async function rebuildSearchIndex(
   // Appended while the first pass ran: replayed into the new generation (now live; writes are idempotent by version).
   const rest = await replayLog(store, subscriber, target, reached, Infinity);
   // A running service caches the catalog for up to CATALOG_CACHE_MS: its queries may still go to the old
-  // generation that long, so the old indexes are dropped only after that.
+  // generation that long, and so may its live indexing. So the old indexes are dropped only after that, and what was
+  // appended meanwhile is replayed once more into the new generation: the live service may have indexed it into the
+  // old one, which is about to go (a rebuild while memories kept arriving lost them until the next rebuild).
   await new Promise((r) => setTimeout(r, Math.max(0, swappedAt + CATALOG_CACHE_MS + 250 - Date.now())));
+  const tail = await replayLog(store, subscriber, target, rest.position, Infinity);
   for (const old of olds) await catalog.index.dropIndex(old);
-  const events = first.events + rest.events;
+  const events = first.events + rest.events + tail.events;
   return { events, position: reached, ms: Date.now() - started, indexes: next.size };
 }
 
