@@ -95,4 +95,37 @@ describe('input at the edges', () => {
     const bodiless = await t.app.inject({ method: 'POST', url: '/webhooks/indexing/test', headers: { authorization: `Bearer ${t.key}` } });
     expect(bodiless.statusCode).toBe(404); // no webhook registered: reached the handler
   });
+
+  it('hostile JSON is 400 before any work: nesting past 64 levels, more than 1000 fields, unpaired surrogates, NUL in a path', async () => {
+    const eventsBefore = (await t.infra.store.readAll()).length;
+    const raw = async (url: string, payload: string, method: 'POST' | 'PATCH' = 'POST') =>
+      t.app.inject({ method, url, payload, headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } });
+    const deep = await raw('/databases', '['.repeat(10_000) + ']'.repeat(10_000));
+    expect(deep.statusCode).toBe(400);
+    expect(deep.json().error).toEqual({ code: 'INVALID_INPUT', message: 'body[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0] is nested more than 64 levels deep' });
+    const wide = await raw('/query', JSON.stringify({ database: 'edges', query: 'x', ...Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`k${i}`, 1])) }));
+    expect(wide.statusCode).toBe(400);
+    expect(wide.json().error.message).toBe('body has 300002 fields, more than 1000');
+    const filters = await raw('/query', JSON.stringify({ database: 'edges', query: 'x', metadata_filters: { additional_metadata: Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, 'v'])) } }));
+    expect(filters.statusCode).toBe(400);
+    expect(filters.json().error.message).toContain('body.metadata_filters.additional_metadata has 50000 fields');
+    const manyConditions = await t.request('POST', '/query', { body: { database: 'edges', query: 'x', metadata_filters: { additional_metadata: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, 'v'])) } } });
+    expect(manyConditions.status).toBe(400);
+    expect(manyConditions.body.error.message).toBe('metadata_filters has 101 conditions, more than 100');
+    const manyValues = await t.request('POST', '/query', { body: { database: 'edges', query: 'x', metadata_filters: { additional_metadata: { k: Array.from({ length: 1001 }, (_, i) => `v${i}`) } } } });
+    expect(manyValues.status).toBe(400);
+    expect(manyValues.body.error.message).toContain('lists 1001 values, more than 1000');
+    const surrogate = await raw('/query', '{"database":"edges","query":"a\\ud800b"}');
+    expect(surrogate.statusCode).toBe(400);
+    expect(surrogate.json().error.message).toContain('body.query contains an unpaired UTF-16 surrogate');
+    const surrogateItem = await ingestMemories(t, 'edges', [{ id: 'half\ud800', text: 'x' }]);
+    expect(surrogateItem.status).toBe(400);
+    const inPath = await raw('/context/%00/metadata', '{"database":"edges","title":"t"}', 'PATCH');
+    expect(inPath.statusCode).toBe(400);
+    expect(inPath.json().error.message).toContain('contains the NUL character');
+    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    expect((await t.request('GET', '/health')).status).toBe(200);
+    const atLimits = await t.request('POST', '/query', { body: { database: 'edges', query: 'x', metadata_filters: { additional_metadata: { ...Object.fromEntries(Array.from({ length: 99 }, (_, i) => [`k${i}`, 'v'])), k: Array.from({ length: 1000 }, (_, i) => `v${i}`) } } } });
+    expect(atLimits.status).toBe(200);
+  });
 });

@@ -11,7 +11,7 @@ import { AppModule } from './app.module';
 import { API_VERSION, type AppConfig } from './config';
 import { Metrics } from './health/metrics';
 import { invalid } from '../../../libs/domain/src/errors';
-import { nulCharacterMessage, nulCharacterPath } from '../../../libs/domain/src/nul-character';
+import { jsonInputProblem } from '../../../libs/domain/src/nul-character';
 import { registerAuthHook } from './http/auth.hook';
 import { sendError } from './http/exception.filter';
 import { contextOf } from './http/request-context';
@@ -70,8 +70,8 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
       err.statusCode = 400;
       return done(err, undefined);
     }
-    const nul = nulCharacterPath(parsed, 'body');
-    if (nul) return done(invalid(nulCharacterMessage(nul)), undefined);
+    const problem = jsonInputProblem(parsed, 'body');
+    if (problem) return done(invalid(problem), undefined);
     done(null, parsed);
   });
 

@@ -80,6 +80,7 @@ export class Infrastructure {
       new GraphTablesContributor(ds, GRAPH_TABLES),
       search,
       { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
+      { streamsOf: (databaseId, collection) => queryStreams(ds, databaseId, collection) },
     ]);
     const subscribers: Subscriber[] = [databasesProjection, itemsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
@@ -112,10 +113,24 @@ export class Infrastructure {
   }
 }
 
-/** The item streams of a database (or one collection): deleted with it. */
+/** The item streams of a database (or one collection), live ones and those of items deleted one by one: deleted with it. */
 async function itemStreams(ds: DataSource, databaseId: string, collection?: string): Promise<string[]> {
   const rows: { item_key: string }[] = collection
-    ? await ds.query('SELECT item_key FROM rm_items WHERE database_id = $1 AND collection = $2', [databaseId, collection])
-    : await ds.query('SELECT item_key FROM rm_items WHERE database_id = $1', [databaseId]);
+    ? await ds.query(
+        `SELECT item_key FROM rm_items WHERE database_id = $1 AND collection = $2
+         UNION SELECT item_key FROM rm_item_tombstones WHERE database_id = $1 AND collection = $2`,
+        [databaseId, collection],
+      )
+    : await ds.query('SELECT item_key FROM rm_items WHERE database_id = $1 UNION SELECT item_key FROM rm_item_tombstones WHERE database_id = $1', [databaseId]);
   return rows.map((r) => streams.item(databaseId, r.item_key));
+}
+
+/**
+ * A database's recorded queries (their text and the ids they returned): deleted with it. A query names no collection
+ * of its own (it may span several), so a collection's deletion leaves them (docs/databases.md).
+ */
+async function queryStreams(ds: DataSource, databaseId: string, collection?: string): Promise<string[]> {
+  if (collection !== undefined) return [];
+  const rows: { request_id: string }[] = await ds.query('SELECT request_id FROM rm_queries WHERE database_id = $1', [databaseId]);
+  return rows.map((r) => streams.query(databaseId, r.request_id));
 }

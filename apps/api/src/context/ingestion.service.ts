@@ -5,7 +5,7 @@ import { normalizeDocumentAcl } from '../../../../libs/domain/src/acl';
 import { validateMetadata } from '../../../../libs/domain/src/metadata-schema';
 import { decideItem } from '../../../../libs/domain/src/items/item.decider';
 import type { ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
-import { nulCharacterMessage, nulCharacterPath } from '../../../../libs/domain/src/nul-character';
+import { jsonInputProblem } from '../../../../libs/domain/src/nul-character';
 import { expiryAfter } from '../../../../libs/domain/src/items/expiry';
 import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
 import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
@@ -183,7 +183,7 @@ export class IngestionService {
 /** 400 when a stored field of an item holds U+0000 (content fields, stored as bytes, may). */
 function refuseNulOutsideContent(item: unknown, path: string, contentFields: string[]): void {
   const stored = item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.fromEntries(Object.entries(item).filter(([k]) => !contentFields.includes(k))) : item;
-  const nul = nulCharacterPath(stored, path);
-  if (nul) throw invalid(nulCharacterMessage(nul));
+  const problem = jsonInputProblem(stored, path);
+  if (problem) throw invalid(problem);
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError, invalid } from '../../../../libs/domain/src/errors';
-import { nulCharacterMessage, nulCharacterPath } from '../../../../libs/domain/src/nul-character';
+import { jsonInputProblem } from '../../../../libs/domain/src/nul-character';
 import type { ApiKeyRepository } from '../../../../libs/persistence/src/api-keys';
 import { contextOf } from './request-context';
 import { sendError } from './exception.filter';
@@ -39,8 +39,8 @@ export function registerAuthHook(fastify: FastifyInstance, keys: ApiKeyRepositor
       if (version !== undefined && !(typeof version === 'string' && SUPPORTED_VERSION.test(version.trim()))) {
         throw new DomainError('validation', 'UNSUPPORTED_API_VERSION', `API-Version '${String(version)}' is not supported; this service serves version 2 (2.0.1)`);
       }
-      const nul = nulCharacterPath(req.query, 'query string');
-      if (nul) throw invalid(nulCharacterMessage(nul));
+      const problem = jsonInputProblem({ ...(req.query as object), ...(req.params as object) }, 'query string');
+      if (problem) throw invalid(problem);
     } catch (err) {
       sendError(req, reply, err);
       return reply;

@@ -72,7 +72,7 @@ export class DatabaseLifecycleProcessor implements Processor {
       { initial: initialRegistry, evolve: evolveRegistry },
       (_c, st) =>
         st.byName[name]?.databaseId === databaseId
-          ? [{ type: 'DatabaseDeleted', data: { databaseId, name, requestedBy: event.metadata.actor, requestedAt: event.metadata.occurredAt, streamsDeleted: contentStreams.length + 1, itemsDeleted: contentStreams.length } }]
+          ? [{ type: 'DatabaseDeleted', data: { databaseId, name, requestedBy: event.metadata.actor, requestedAt: event.metadata.occurredAt, streamsDeleted: contentStreams.length + 1, itemsDeleted: itemStreamCount(contentStreams) } }]
           : [],
       null,
       ctx,
@@ -93,7 +93,7 @@ export class DatabaseLifecycleProcessor implements Processor {
       { initial: initialDatabase, evolve: evolveDatabase },
       (_c, st) =>
         st.collections.get(collection) === true
-          ? [{ type: 'CollectionDeleted', data: { databaseId, collection, requestedBy: event.metadata.actor, requestedAt: event.metadata.occurredAt, itemsDeleted: contentStreams.length } }]
+          ? [{ type: 'CollectionDeleted', data: { databaseId, collection, requestedBy: event.metadata.actor, requestedAt: event.metadata.occurredAt, itemsDeleted: itemStreamCount(contentStreams) } }]
           : [],
       null,
       ctx,
@@ -104,4 +104,9 @@ export class DatabaseLifecycleProcessor implements Processor {
     const history = await this.store.readStream(streams.orgDatabases(orgId));
     return history.reduce((s, h) => evolveRegistry(s, h as any), initialRegistry());
   }
+}
+
+/** Items among the deleted streams (the others are queries, deliveries, feedback): `item-<database>-<key>`. */
+function itemStreamCount(contentStreams: string[]): number {
+  return contentStreams.filter((s) => s.startsWith('item-')).length;
 }
