@@ -1,0 +1,56 @@
+import { runCli } from '../../apps/cli/src/cli';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { ingestMemories, waitForStatus } from '../support/ingest';
+
+async function crs(t: TestApp, ...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, progress: false });
+  return { code, out, err };
+}
+
+/**
+ * `crs projections rebuild search-index` while the service ingests (audit of 2026-11-25: items indexed in the second
+ * after the swap went into the old generation and were lost). Its own app: run after cli.e2e's other tests in the same
+ * app, the trickle's items once stayed not_found in /context/status for 30 s (not understood yet; see the closing
+ * note of that session).
+ */
+describe('search-index rebuild while the service ingests', () => {
+  jest.setTimeout(120_000);
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('livereb');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('a search-index rebuild while memories keep arriving loses none of them (the CLI has its own catalog, as its own process would)', async () => {
+    await t.createDatabase('trickle');
+    let stop = false;
+    const ids: string[] = [];
+    const trickle = (async () => {
+      for (let i = 0; !stop; i++) {
+        const res = await ingestMemories(t, 'trickle', [{ id: `tr${i}`, text: `Trickle marker tmark${i}x about heron nesting.` }]);
+        expect(res.status).toBe(200);
+        ids.push(`tr${i}`);
+        await new Promise((r) => setTimeout(r, 40));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    const rebuilt = await crs(t, 'projections', 'rebuild', 'search-index');
+    expect(rebuilt.code).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await trickle;
+    for (let s = 0; s < ids.length; s += 100) await waitForStatus(t, 'trickle', ids.slice(s, s + 100));
+    const missing: string[] = [];
+    for (const [i, id] of ids.entries()) {
+      const q = await t.request('POST', '/query', { body: { database: 'trickle', query: `tmark${i}x`, type: 'memory', query_by: 'text', max_results: 1 } });
+      if (q.body.data.chunks[0]?.id !== id) missing.push(id);
+    }
+    expect({ ingested: ids.length > 20, missing }).toEqual({ ingested: true, missing: [] });
+    expect((await crs(t, 'projections', 'verify', 'search-index')).code).toBe(0);
+  });
+
+});
