@@ -128,4 +128,49 @@ describe('input at the edges', () => {
     const atLimits = await t.request('POST', '/query', { body: { database: 'edges', query: 'x', metadata_filters: { additional_metadata: { ...Object.fromEntries(Array.from({ length: 99 }, (_, i) => [`k${i}`, 'v'])), k: Array.from({ length: 1000 }, (_, i) => `v${i}`) } } } });
     expect(atLimits.status).toBe(200);
   });
+
+  it('length limits count characters (code points), not UTF-16 units: 4,000 emoji of instructions and a 256-character principal pass', async () => {
+    const otter = '\u{1F9A6}';
+    const ok = await ingestMemories(t, 'edges', [{ id: 'emoji-ok', text: 'x', infer: true, custom_instructions: otter.repeat(4000) }]);
+    expect(ok.status).toBe(200);
+    const over = await ingestMemories(t, 'edges', [{ id: 'emoji-over', text: 'x', infer: true, custom_instructions: otter.repeat(4001) }]);
+    expect(over.status).toBe(400);
+    expect(over.body.error.message).toContain('longer than 4000 characters');
+    const principal = `group:p:${otter.repeat(248)}`; // 256 characters, 504 UTF-16 units
+    const app = await postMultipartApp(principal);
+    expect(app.status).toBe(200);
+    expect((await postMultipartApp(`${principal}x`)).status).toBe(400);
+  });
+
+  it('a multipart body without a boundary or without its closing delimiter is 400, not 500', async () => {
+    const noBoundary = await t.app.inject({ method: 'POST', url: '/context/ingest', payload: 'x', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data' } });
+    expect([noBoundary.statusCode, noBoundary.json().error.code]).toEqual([400, 'INVALID_INPUT']);
+    const unclosed = await t.app.inject({
+      method: 'POST',
+      url: '/context/ingest',
+      payload: '--XX\r\nContent-Disposition: form-data; name="type"\r\n\r\nmemory\r\n--XX\r\nContent-Disposition: form-data; name="database"\r\n\r\nedges',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data; boundary=XX' },
+    });
+    expect([unclosed.statusCode, unclosed.json().error.code]).toEqual([400, 'INVALID_INPUT']);
+  });
+
+  it('an integer metadata value beyond what JSON numbers hold exactly is 400, not silently rounded', async () => {
+    await t.createDatabase('edges-int', { metadata_schema: [{ name: 'n', type: 'integer' }] });
+    const ok = await ingestMemories(t, 'edges-int', [{ id: 'i1', text: 'x', metadata: JSON.stringify({ n: 9007199254740991 }) }]);
+    expect(ok.status).toBe(200);
+    const big = await ingestMemories(t, 'edges-int', [{ id: 'i2', text: 'x', metadata: '{"n": 9223372036854775807}' }]);
+    expect(big.status).toBe(400);
+    expect(big.body.error.message).toContain('at most 9007199254740991 in magnitude');
+  });
+
+  it('an item id of 256 characters can be addressed in a path (metadata and ACL edits)', async () => {
+    const id = 'L'.repeat(256);
+    await ingestMemories(t, 'edges', [{ id, text: 'A memory with a long id.' }]);
+    await waitForStatus(t, 'edges', [id]);
+    const patch = await t.request('PATCH', `/context/${id}/metadata`, { body: { database: 'edges', acl: [] } });
+    expect(patch.status).toBe(200);
+  });
+
+  const postMultipartApp = (principal: string) =>
+    postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', app_knowledge: JSON.stringify([{ id: `acl-${principal.length}`, content: { text: 'x' }, acl: [principal] }]) });
 });

@@ -40,7 +40,11 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: () => randomUUID(),
     bodyLimit: JSON_BODY_LIMIT,
-    routerOptions: { ignoreTrailingSlash: true },
+    // A path parameter holds an item id of up to 256 characters (Fastify's default, 100, answered 414 outside the
+    // envelope for longer ids, so their metadata and ACL could not be edited).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // A request whose body stops arriving is ended after 5 minutes (Fastify's default, 0, kept it open for ever).
+    requestTimeout: 300_000,
   } as any);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forInfrastructure(infra, metrics), adapter, { logger: ['error', 'warn'], bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance();

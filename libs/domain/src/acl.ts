@@ -1,3 +1,4 @@
+import { characterLength } from './text-length';
 import { invalid } from './errors';
 
 /**
@@ -21,7 +22,7 @@ export function normalizePrincipal(raw: unknown, field: string): string {
   if (typeof raw !== 'string') throw invalid(`${field} must be a string principal`);
   const p = raw.trim().toLowerCase();
   if (p.length === 0) throw invalid(`${field} is blank`);
-  if (p.length > MAX_PRINCIPAL_LENGTH) throw invalid(`${field} is longer than ${MAX_PRINCIPAL_LENGTH} characters`);
+  if (characterLength(p) > MAX_PRINCIPAL_LENGTH) throw invalid(`${field} is longer than ${MAX_PRINCIPAL_LENGTH} characters`);
   if (p === PUBLIC || p === PRIVATE) return p;
   if (p.startsWith('user_email:')) {
     if (!EMAIL.test(p.slice('user_email:'.length))) throw invalid(`${field} '${raw}' is not user_email:<email>`);
@@ -37,7 +38,7 @@ export function normalizePrincipal(raw: unknown, field: string): string {
   }
   if (EMAIL.test(p)) {
     // The limit holds for the stored form too.
-    if (p.length + 'user_email:'.length > MAX_PRINCIPAL_LENGTH) throw invalid(`${field} is longer than ${MAX_PRINCIPAL_LENGTH} characters once stored as user_email:<email>`);
+    if (characterLength(p) + 'user_email:'.length > MAX_PRINCIPAL_LENGTH) throw invalid(`${field} is longer than ${MAX_PRINCIPAL_LENGTH} characters once stored as user_email:<email>`);
     return `user_email:${p}`;
   }
   throw invalid(`${field} '${raw}' is not a principal (user_email:<email>, an email, domain:<domain>, group:<provider>:<id>, __public__, __private__)`);

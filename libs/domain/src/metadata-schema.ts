@@ -69,12 +69,14 @@ export function validateMetadata(schema: MetadataField[], metadata: Record<strin
     }
     const ok =
       (def.type === 'string' && typeof value === 'string' && (def.max_length === undefined || value.length <= def.max_length)) ||
-      (def.type === 'integer' && Number.isInteger(value)) ||
+      // Integers JSON numbers carry exactly (|n| <= 2^53 - 1): a larger one was already rounded by JSON.parse, so it is
+      // refused rather than stored as another number.
+      (def.type === 'integer' && Number.isSafeInteger(value)) ||
       (def.type === 'float' && typeof value === 'number' && Number.isFinite(value)) ||
       (def.type === 'boolean' && typeof value === 'boolean') ||
       (def.type === 'array' && Array.isArray(value)) ||
       def.type === 'json';
-    if (!ok) throw invalid(`${field}.${key} must be of type ${def.type}${def.max_length ? ` (at most ${def.max_length} characters)` : ''}`);
+    if (!ok) throw invalid(`${field}.${key} must be of type ${def.type}${def.max_length ? ` (at most ${def.max_length} characters)` : ''}${def.type === 'integer' ? ' (at most 9007199254740991 in magnitude, what JSON numbers hold exactly)' : ''}`);
   }
   return metadata;
 }

@@ -33,7 +33,8 @@ export async function readMultipart(req: FastifyRequest): Promise<MultipartBody>
   const fields: Record<string, string[]> = {};
   const files: UploadedFile[] = [];
   let total = 0;
-  for await (const part of req.parts({ limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files, fieldSize: UPLOAD_LIMITS.fieldBytes, fields: UPLOAD_LIMITS.fields } })) {
+  const parts = () => req.parts({ limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files, fieldSize: UPLOAD_LIMITS.fieldBytes, fields: UPLOAD_LIMITS.fields } });
+  for await (const part of malformedAs400(parts)) {
     if (part.type === 'file') {
       const bytes = await part.toBuffer();
       total += bytes.length;
@@ -97,4 +98,19 @@ export function registerMultipartRouteCheck(fastify: FastifyInstance): void {
     sendError(req, reply, unsupportedMediaType(req, 'application/json'));
     return reply;
   });
+}
+
+/**
+ * A multipart body the parser cannot read (no boundary, no closing delimiter) is the client's error: 400, not 500.
+ * Errors the parser raises for limits keep their codes (mapError maps them to 413).
+ */
+async function* malformedAs400<T>(parts: () => AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* parts();
+  } catch (error) {
+    const e = error as { code?: string; message?: string };
+    if (typeof e.code === 'string' && e.code.startsWith('FST_')) throw error;
+    if (error instanceof DomainError) throw error;
+    throw invalid(`the multipart body could not be read: ${e.message ?? String(error)}`);
+  }
 }

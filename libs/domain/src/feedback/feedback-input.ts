@@ -1,3 +1,4 @@
+import { characterLength } from '../text-length';
 import { DomainError, invalid } from '../errors';
 import type { FeedbackRating, FeedbackSource, GroundTruth } from './feedback.events';
 
@@ -37,7 +38,7 @@ export interface NormalizedFeedback {
   metadata: Record<string, string>;
 }
 
-const chars = (s: string) => [...s].length;
+const chars = characterLength;
 const blank = (s: string) => s.trim() === '';
 const rule = (code: string, message: string) => new DomainError('validation', code, message);
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

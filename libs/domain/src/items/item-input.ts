@@ -1,3 +1,4 @@
+import { characterLength } from '../text-length';
 import { createHash } from 'node:crypto';
 import { invalid } from '../errors';
 
@@ -45,7 +46,7 @@ const MEMORY_FIELDS = new Set(['id', 'source_id', 'title', 'text', 'user_assista
 function str(v: unknown, field: string, max: number): string | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') throw invalid(`${field} must be a string`);
-  if (v.length > max) throw invalid(`${field} is longer than ${max} characters`);
+  if (characterLength(v) > max) throw invalid(`${field} is longer than ${max} characters`);
   return v;
 }
 
@@ -115,7 +116,7 @@ export function parseMemoryItem(raw: unknown, index: number): MemoryInput {
   if (raw.relations !== undefined && raw.relations !== null) {
     if (!isObject(raw.relations)) throw invalid(`${f}.relations must be an object {ids: [string]}`);
     const ids = raw.relations.ids ?? [];
-    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string' || x.length === 0 || x.length > LIMITS.idChars)) throw invalid(`${f}.relations.ids must be an array of ids`);
+    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string' || x.length === 0 || characterLength(x) > LIMITS.idChars)) throw invalid(`${f}.relations.ids must be an array of ids`);
     if (ids.length > LIMITS.relationsPerItem) throw invalid(`${f}.relations.ids has more than ${LIMITS.relationsPerItem} ids`);
     relations = [...new Set(ids as string[])];
   }
@@ -159,7 +160,7 @@ export function parseAppItem(raw: unknown, index: number): AppItemInput {
   const id = validateItemId(raw.id, `${f}.id`);
   if (!id) throw invalid(`${f}.id is required`);
   if (!isObject(raw.content) || typeof raw.content.text !== 'string') throw invalid(`${f}.content must be {text: string}`);
-  if (raw.content.text.length > LIMITS.textChars) throw invalid(`${f}.content.text is longer than ${LIMITS.textChars} characters`);
+  if (characterLength(raw.content.text) > LIMITS.textChars) throw invalid(`${f}.content.text is longer than ${LIMITS.textChars} characters`);
   if (raw.content.text.trim() === '') throw invalid(`${f}.content.text must not be blank`);
   const metadata = typeof raw.metadata === 'string' ? parseMetadataString(raw.metadata, `${f}.metadata`) : (parseAdditionalMetadata(raw.metadata, `${f}.metadata`) as Record<string, MetadataValue>);
   return {
