@@ -171,6 +171,29 @@ describe('input at the edges', () => {
     expect(patch.status).toBe(200);
   });
 
+  it('relations on files are stored and followed in thinking mode ({ids} or the SDK README form {cortex_source_ids})', async () => {
+    const files = [
+      { filename: 'target.txt', content: 'The lighthouse keeper logbook for the winter storms.' },
+      { filename: 'source.txt', content: 'Quarterly relmarker report about coastal beacons.' },
+      { filename: 'other.txt', content: 'A third relmarker note about buoys.' },
+    ];
+    const document_metadata = JSON.stringify([
+      { id: 'f-target' },
+      { id: 'f-source', relations: { cortex_source_ids: ['f-target'], properties: { why: 'cites it' } } },
+      { id: 'f-other', relations: { ids: ['f-target'] } },
+    ]);
+    const res = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', document_metadata }, files);
+    expect(res.status).toBe(200);
+    await waitForStatus(t, 'edges', ['f-target', 'f-source', 'f-other']);
+    const list = await t.request('POST', '/context/list', { body: { database: 'edges', type: 'knowledge', ids: ['f-source', 'f-other'] } });
+    expect(list.body.data.sources.map((s: any) => [s.id, s.relations])).toEqual(expect.arrayContaining([['f-source', { ids: ['f-target'] }], ['f-other', { ids: ['f-target'] }]]));
+    const q = await t.request('POST', '/query', { body: { database: 'edges', query: 'relmarker report coastal beacons', type: 'knowledge', mode: 'thinking', max_results: 1 } });
+    expect(q.body.data.chunks[0].id).toBe('f-source');
+    expect(Object.values(q.body.data.additional_context ?? {}).map((c: any) => c.id)).toContain('f-target');
+    const bogus = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', document_metadata: JSON.stringify([{ id: 'f-bogus', relations: { bogus: 1 } }]) }, [{ filename: 'b.txt', content: 'x' }]);
+    expect(bogus.status).toBe(400);
+  });
+
   const postMultipartApp = (principal: string) =>
     postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', app_knowledge: JSON.stringify([{ id: `acl-${principal.length}`, content: { text: 'x' }, acl: [principal] }]) });
 });

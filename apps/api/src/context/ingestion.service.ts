@@ -7,7 +7,7 @@ import { decideItem } from '../../../../libs/domain/src/items/item.decider';
 import type { ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
 import { jsonInputProblem } from '../../../../libs/domain/src/nul-character';
 import { expiryAfter } from '../../../../libs/domain/src/items/expiry';
-import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
+import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
 import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
 import { decideOnItems, lastPosition } from '../../../worker/src/item-stream';
 import { DatabaseCommands } from '../databases/database-commands';
@@ -52,6 +52,7 @@ export interface FileMetadataEntry {
   additional_metadata?: unknown;
   acl?: unknown;
   hasAcl: boolean;
+  relations?: unknown;
 }
 
 /**
@@ -131,7 +132,7 @@ export class IngestionService {
           title: typeof meta.title === 'string' ? meta.title : f.filename,
           content: { contentType: f.contentType, filename: f.filename }, pairs: false, isMarkdown: false, infer: false, customInstructions: null, userName: null,
           expiresAt: null, metadata, additionalMetadata: { ...parseAdditionalMetadata(meta.additional_metadata, `file metadata[${i}].additional_metadata`), filename: f.filename },
-          relations: [], ...(acl !== undefined ? { acl } : {}), sourceType: 'file',
+          relations: parseRelations(meta.relations, `file metadata[${i}].relations`), ...(acl !== undefined ? { acl } : {}), sourceType: 'file',
         },
       };
     });

@@ -112,14 +112,7 @@ export function parseMemoryItem(raw: unknown, index: number): MemoryInput {
     if (!Number.isInteger(raw.expiry_time) || (raw.expiry_time as number) <= 0) throw invalid(`${f}.expiry_time must be a positive integer number of seconds`);
     expiry = raw.expiry_time as number;
   }
-  let relations: string[] = [];
-  if (raw.relations !== undefined && raw.relations !== null) {
-    if (!isObject(raw.relations)) throw invalid(`${f}.relations must be an object {ids: [string]}`);
-    const ids = raw.relations.ids ?? [];
-    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string' || x.length === 0 || characterLength(x) > LIMITS.idChars)) throw invalid(`${f}.relations.ids must be an array of ids`);
-    if (ids.length > LIMITS.relationsPerItem) throw invalid(`${f}.relations.ids has more than ${LIMITS.relationsPerItem} ids`);
-    relations = [...new Set(ids as string[])];
-  }
+  const relations = parseRelations(raw.relations, `${f}.relations`);
   return {
     id,
     title: str(raw.title, `${f}.title`, LIMITS.titleChars) ?? null,
@@ -176,4 +169,21 @@ export function parseAppItem(raw: unknown, index: number): AppItemInput {
     url: str(raw.url, `${f}.url`, 4096) ?? null,
     timestamp: str(raw.timestamp, `${f}.timestamp`, 64) ?? null,
   };
+}
+
+/**
+ * Forceful relations of an item: `{ids: [...]}`, or the SDK's knowledge form `{cortex_source_ids: [...], properties}`
+ * (properties are accepted and not used). Absent or null: none.
+ */
+export function parseRelations(raw: unknown, field: string): string[] {
+  if (raw === undefined || raw === null) return [];
+  if (!isObject(raw)) throw invalid(`${field} must be an object {ids: [string]} (or {cortex_source_ids: [string]})`);
+  for (const k of Object.keys(raw)) if (!['ids', 'cortex_source_ids', 'properties'].includes(k)) throw invalid(`${field}.${k} is not a relations field (ids, cortex_source_ids, properties)`);
+  const ids = [...((raw.ids as unknown[] | undefined) ?? []), ...((raw.cortex_source_ids as unknown[] | undefined) ?? [])];
+  if (!Array.isArray(raw.ids ?? []) || !Array.isArray(raw.cortex_source_ids ?? []) || ids.some((x) => typeof x !== 'string' || x.length === 0 || characterLength(x) > LIMITS.idChars)) {
+    throw invalid(`${field}.ids must be an array of ids`);
+  }
+  const unique = [...new Set(ids as string[])];
+  if (unique.length > LIMITS.relationsPerItem) throw invalid(`${field}.ids has more than ${LIMITS.relationsPerItem} ids`);
+  return unique;
 }

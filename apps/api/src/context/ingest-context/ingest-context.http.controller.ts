@@ -79,7 +79,7 @@ function fileMetadata(body: MultipartBody): FileMetadataEntry[] {
     if (typeof x !== 'object' || x === null || Array.isArray(x)) throw invalid(`${where} must be an object`);
     const o = x as Record<string, unknown>;
     for (const k of Object.keys(o)) if (!['id', 'title', 'metadata', 'additional_metadata', 'acl', 'infer', 'relations'].includes(k)) throw invalid(`${where}.${k} is not a file metadata field`);
-    return { id: o.id as string | undefined, title: o.title as string | undefined, metadata: o.metadata, additional_metadata: o.additional_metadata, acl: o.acl, hasAcl: 'acl' in o };
+    return { id: o.id as string | undefined, title: o.title as string | undefined, metadata: o.metadata, additional_metadata: o.additional_metadata, acl: o.acl, hasAcl: 'acl' in o, relations: o.relations };
   };
   if (Array.isArray(raw)) return raw.map((x, i) => entry(x, `file metadata[${i}]`));
   if (typeof raw === 'object' && raw !== null) {
