@@ -194,6 +194,29 @@ describe('input at the edges', () => {
     expect(bogus.status).toBe(400);
   });
 
+  it('Fastify\'s early errors come in the envelope; a text field past 25 MiB is 413 and the connection closes', async () => {
+    const badUrl = await t.app.inject({ method: 'GET', url: '/webhooks/indexing/deliveries/%ZZ', headers: { authorization: `Bearer ${t.key}` } });
+    expect(badUrl.statusCode).toBe(400);
+    expect(badUrl.json()).toMatchObject({ success: false, data: null, error: { code: 'INVALID_INPUT' }, meta: { request_id: expect.any(String), api_version: '2.0.1' } });
+    const big = await postMultipart(t, '/context/ingest', { type: 'memory', database: 'edges', memories: 'x'.repeat(25 * 1024 * 1024 + 1) });
+    expect(big.status).toBe(413);
+    expect(big.body.error).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'field memories is larger than 25 MiB' });
+    expect(big.headers.connection).toBe('close');
+  });
+
+  it('an id holding a comma has a status: a single id is taken whole, lists may still be comma-separated', async () => {
+    await ingestMemories(t, 'edges', [{ id: 'a,b', text: 'An id with a comma.' }, { id: 'c1', text: 'x' }, { id: 'c2', text: 'y' }]);
+    await waitForStatus(t, 'edges', ['c1', 'c2']);
+    let one: any;
+    for (let i = 0; i < 300 && one?.body?.data?.indexing_status !== 'completed'; i++) {
+      one = await t.request('GET', '/context/status?database=edges&id=a%2Cb');
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(one.body.data).toMatchObject({ id: 'a,b', indexing_status: 'completed' });
+    const list = await t.request('GET', '/context/status?database=edges&ids=c1,c2');
+    expect(list.body.data.statuses.map((s: any) => s.id)).toEqual(['c1', 'c2']);
+  });
+
   const postMultipartApp = (principal: string) =>
     postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', app_knowledge: JSON.stringify([{ id: `acl-${principal.length}`, content: { text: 'x' }, acl: [principal] }]) });
 });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { LogController } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import multipart from '@fastify/multipart';
 import { registerMultipartRouteCheck, UPLOAD_LIMITS } from './http/multipart';
@@ -45,6 +45,8 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // A request whose body stops arriving is ended after 5 minutes (Fastify's default, 0, kept it open for ever).
     requestTimeout: 300_000,
+    // Fastify's own early errors (a malformed percent-encoding in the path, ...) in the envelope too.
+    frameworkErrors: (error: unknown, req: FastifyRequest, reply: FastifyReply) => sendError(req, reply, error),
   } as any);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forInfrastructure(infra, metrics), adapter, { logger: ['error', 'warn'], bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance();

@@ -23,5 +23,8 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, exception: u
   }
   const ctx = contextOf(req);
   if (mapped.headers) for (const [k, v] of Object.entries(mapped.headers)) reply.header(k, v);
+  // A body refused as too large may not have been read to its end: the connection cannot carry another request
+  // (the next one on it waited for the keep-alive timeout), so it is closed after this answer.
+  if (mapped.status === 413) reply.header('connection', 'close');
   reply.status(mapped.status).type('application/json').send(errorEnvelope(ctx, mapped.code, mapped.message, mapped.detail));
 }

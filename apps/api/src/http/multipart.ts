@@ -40,6 +40,9 @@ export async function readMultipart(req: FastifyRequest): Promise<MultipartBody>
       total += bytes.length;
       files.push({ field: part.fieldname, filename: part.filename || 'upload', contentType: part.mimetype || 'application/octet-stream', bytes });
     } else {
+      if ((part as { valueTruncated?: boolean }).valueTruncated) {
+        throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', `field ${part.fieldname} is larger than ${UPLOAD_LIMITS.fieldBytes / 1024 / 1024} MiB`);
+      }
       const value = typeof part.value === 'string' ? part.value : String(part.value ?? '');
       total += value.length;
       (fields[part.fieldname] ??= []).push(value);

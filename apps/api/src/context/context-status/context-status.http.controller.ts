@@ -13,15 +13,18 @@ import { itemStatuses } from '../item-status';
 
 const MAX_IDS = 100;
 
-function idList(...values: unknown[]): string[] {
+/**
+ * The ids asked for. A list parameter (`ids`, ...) may also be comma-separated; a single `id` is taken whole, so an id
+ * holding a comma (accepted at ingest) has a status too (the SDK sends `context.status({id})` as `?id=`).
+ */
+function idList(single: unknown[], lists: unknown[]): string[] {
   const ids: string[] = [];
-  for (const v of values) {
-    if (v === undefined || v === null) continue;
-    for (const x of Array.isArray(v) ? v : [v]) {
-      if (typeof x !== 'string' || x.length === 0 || x.length > 256) throw invalid('ids must be non-empty strings of at most 256 characters');
-      ids.push(...x.split(',').filter(Boolean));
-    }
-  }
+  const check = (x: unknown): string => {
+    if (typeof x !== 'string' || x.length === 0 || x.length > 256) throw invalid('ids must be non-empty strings of at most 256 characters');
+    return x;
+  };
+  for (const v of single) if (v !== undefined && v !== null) for (const x of Array.isArray(v) ? v : [v]) ids.push(check(x));
+  for (const v of lists) if (v !== undefined && v !== null) for (const x of Array.isArray(v) ? v : [v]) ids.push(...check(x).split(',').filter(Boolean));
   const unique = [...new Set(ids)];
   if (!unique.length) throw invalid('id (or ids) is required');
   if (unique.length > MAX_IDS) throw invalid(`at most ${MAX_IDS} ids per request`);
@@ -39,7 +42,7 @@ export class ContextStatusController {
     for (const k of Object.keys(query)) if (!['id', 'ids', 'database', 'tenant_id', 'collection', 'sub_tenant_id'].includes(k)) throw invalid(`${k} is not a status parameter`);
     const scope = readScope(contextOf(req), query, { requireDatabase: true });
     const db = await this.directory.resolve(authOf(req), scope.database!);
-    const ids = idList(query.id, query.ids);
+    const ids = idList([query.id], [query.ids]);
     const statuses = await itemStatuses(this.ds, db.id, ids, scope.collection);
     if (ids.length === 1 && query.ids === undefined) {
       if (statuses[0].indexing_status === 'not_found') throw notFound('ITEM_NOT_FOUND', `no item with id '${ids[0]}'`);
@@ -58,7 +61,7 @@ export class ContextStatusController {
     const input = { ...(query ?? {}), ...(body ?? {}) };
     const scope = readScope(ctx, input, { requireDatabase: true });
     const db = await this.directory.resolve(authOf(req), scope.database!);
-    const ids = idList(input.file_ids, input.source_ids, input.ids, input.file_id, input.id);
+    const ids = idList([input.file_id, input.id], [input.file_ids, input.source_ids, input.ids]);
     const statuses = await itemStatuses(this.ds, db.id, ids, scope.collection);
     return {
       success: true,
