@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from './parse-document';
 import { ParseError, type ParseErrorCode } from './parse-error';
+import { DOCX_MAX_UNZIPPED_BYTES, zipUncompressedBytes } from './parse-docx';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../../../../test/fixtures/ingestion', name));
 const parseFixture = (name: string, contentType?: string) => parseDocument({ bytes: fixture(name), filename: name, contentType });
@@ -131,6 +132,21 @@ describe('parseDocument: failures', () => {
     await expectParseError(parseFixture('not-a-word-document.docx'), 'CORRUPT_FILE');
     await expectParseError(parseFixture('empty.docx'), 'EMPTY_DOCUMENT');
     await expectParseError(parseText(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 1, 2, 3]), 'locked.docx'), 'UNSUPPORTED_FORMAT');
+  });
+
+  it('refuses a DOCX whose parts unzip past 100 MiB before inflating anything (CONTENT_TOO_LARGE)', async () => {
+    const sample = fixture('sample.docx');
+    expect(zipUncompressedBytes(sample)).toBeGreaterThan(1000);
+    expect(zipUncompressedBytes(sample)).toBeLessThan(1024 * 1024);
+    // The same archive, its word/document.xml declared at 200 MiB in the central directory.
+    const bomb = Buffer.from(sample);
+    const name = Buffer.from('word/document.xml');
+    for (let i = 0; i < bomb.length - 46; i++) {
+      if (bomb.readUInt32LE(i) === 0x02014b50 && bomb.subarray(i + 46, i + 46 + name.length).equals(name)) bomb.writeUInt32LE(200 * 1024 * 1024, i + 24);
+    }
+    expect(zipUncompressedBytes(bomb)).toBeGreaterThan(DOCX_MAX_UNZIPPED_BYTES);
+    const error = await expectParseError(parseDocument({ bytes: bomb, filename: 'bomb.docx' }), 'CONTENT_TOO_LARGE');
+    expect(error.message).toMatch(/unzips to 200 MiB, more than the 100 MiB read/);
   });
 
   it('rejects binary or non-UTF-8 content declared as text', async () => {
