@@ -1,14 +1,7 @@
 import { spawn } from 'node:child_process';
-import { runCli } from '../../apps/cli/src/cli';
+import { crs } from '../support/crs';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
-
-async function crs(t: TestApp, ...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, progress: false });
-  return { code, out, err };
-}
 
 describe('crs CLI', () => {
   let t: TestApp;

@@ -1,13 +1,6 @@
-import { runCli } from '../../apps/cli/src/cli';
+import { crs } from '../support/crs';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
-
-async function crs(t: TestApp, ...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, progress: false });
-  return { code, out, err };
-}
 
 /**
  * `crs projections rebuild search-index` while the service ingests (audit of 2026-11-25: items indexed in the second
