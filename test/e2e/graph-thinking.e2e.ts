@@ -60,8 +60,12 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     const extra = thinking.body.data.chunks[0].extra_context_ids;
     expect(extra).toHaveLength(1); // m2 only: the link to a knowledge id yields nothing
     expect(thinking.body.data.additional_context[extra[0]]).toMatchObject({ id: 'm2', chunk_uuid: extra[0], chunk_content: expect.stringContaining('payments squad') });
+    // The log shows what was disclosed, linked chunks included (auditors replay it).
+    const recorded = (await t.infra.store.readAll()).find((e) => e.type === 'QueryRecorded' && e.data.requestId === thinking.body.meta.request_id);
+    expect(recorded!.data.additionalContext).toEqual([{ chunkId: extra[0], itemId: 'm2', linkedFrom: thinking.body.data.chunks[0].chunk_uuid }]);
     const off = await t.request('POST', '/query', { body: { ...body, mode: 'thinking', query_forceful_relations: false } });
     expect(off.body.data.additional_context).toEqual({});
+    expect((await t.infra.store.readAll()).find((e) => e.type === 'QueryRecorded' && e.data.requestId === off.body.meta.request_id)!.data).not.toHaveProperty('additionalContext');
     const fast = await t.request('POST', '/query', { body: { ...body, mode: 'fast', query_forceful_relations: true } });
     expect(fast.status).toBe(200);
     expect(fast.body.data.additional_context).toEqual({});

@@ -11,6 +11,12 @@ export interface QueryRecorded {
     acl: string[] | null;
     /** ranked results: chunk ids and their item ids */
     results: { chunkId: string; itemId: string; score: number }[];
+    /**
+     * Thinking mode's forceful relations: the linked chunks returned in `additional_context`, each with the result
+     * chunk that linked it, so the log shows everything a query disclosed. Absent when there were none (and on events
+     * written before 2026-11-25).
+     */
+    additionalContext?: { chunkId: string; itemId: string; linkedFrom: string }[];
     /** items read-model position the answer reflects */
     logPosition: number;
     latencyMs: number;

@@ -77,18 +77,20 @@ export class QueryService {
     const chunks = ranked.map(toChunk);
     // Forceful relations: thinking mode only (query_forceful_relations defaults to true there); ignored in fast mode.
     const additional: Record<string, ReturnType<typeof toChunk>> = {};
+    const disclosed: { chunkId: string; itemId: string; linkedFrom: string }[] = [];
     if (mode === 'thinking' && body.query_forceful_relations !== false) {
       const linked = await clock.timed('thinking.forceful_relations', 1, () => this.thinking.linked(request, ranked));
       for (const [i, r] of ranked.entries()) {
         for (const l of linked.get(r.candidate.chunkId) ?? []) {
           additional[l.candidate.chunkId] = toChunk(l);
           chunks[i].extra_context_ids.push(l.candidate.chunkId);
+          disclosed.push({ chunkId: l.candidate.chunkId, itemId: l.item.item_id, linkedFrom: r.candidate.chunkId });
         }
       }
     }
     // The QueryRecorded append and the graph context are independent: both in flight at once. latencyMs is the
     // retrieval's (search, read-model check, ranking, forceful relations), taken before either starts.
-    const recorded = clock.timed('record', 1, () => this.record(ctx, db, body, collections, type, caller, ranked, Date.now() - started));
+    const recorded = clock.timed('record', 1, () => this.record(ctx, db, body, collections, type, caller, ranked, disclosed, Date.now() - started));
     recorded.catch(() => undefined); // awaited below
     const graphContext = wantGraph
       ? await clock.timed('graph.context', 1, () => this.graph.context(db.id, ranked, queryKeys))
@@ -105,7 +107,17 @@ export class QueryService {
     return data;
   }
 
-  private async record(ctx: CommandContext, db: DatabaseRecord, body: QueryRequest, collections: string[] | undefined, type: 'memory' | 'knowledge' | 'all', caller: string[] | null, ranked: RankedChunk[], latencyMs: number) {
+  private async record(
+    ctx: CommandContext,
+    db: DatabaseRecord,
+    body: QueryRequest,
+    collections: string[] | undefined,
+    type: 'memory' | 'knowledge' | 'all',
+    caller: string[] | null,
+    ranked: RankedChunk[],
+    disclosed: { chunkId: string; itemId: string; linkedFrom: string }[],
+    latencyMs: number,
+  ) {
     const requestId = ctx.requestId!;
     const position = this.infra.runner.position('items');
     await this.infra.store.append(
@@ -115,6 +127,7 @@ export class QueryService {
         data: {
           requestId, databaseId: db.id, collections: collections ?? null, query: body.query, type, mode: body.mode ?? 'fast', acl: caller,
           results: ranked.map((r) => ({ chunkId: r.candidate.chunkId, itemId: r.item.item_id, score: round(r.score) })),
+          ...(disclosed.length ? { additionalContext: disclosed } : {}),
           logPosition: position, latencyMs,
         },
         metadata: metadataFor({ ...ctx, databaseId: db.id }),
