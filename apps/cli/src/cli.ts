@@ -32,7 +32,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (infra) return infra;
     let url = io.env.DATABASE_URL;
     if (!url) {
-      const pg = await startEmbeddedPostgres({ dataDir: io.env.DATA_DIR ?? '.data' });
+      const pg = await startEmbeddedPostgres({ dataDir: io.env.DATA_DIR ?? '.data', role: 'cli' });
       url = pg.url;
       stopPg = () => pg.stop();
     }

@@ -27,6 +27,12 @@ export interface EmbeddedPostgresOptions {
   log?: (line: string) => void;
   /** Preload pg_stat_statements and create the extension (diagnostics: per-statement time, for benchmarks and ops). */
   statStatements?: boolean;
+  /**
+   * Who asks (default `service`). A service owns the data directory alone: it refuses to start on a Postgres another
+   * live process started (a second service, or a `crs` command, which stops it when it exits). A `crs` command shares
+   * a running service's Postgres and never stops it.
+   */
+  role?: 'service' | 'cli';
 }
 
 const USER = 'crs';
@@ -40,9 +46,17 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   mkdirSync(dataDir, { recursive: true });
   if (isRoot) makeParentsTraversable(pgDir);
   const database = opts.database ?? 'crs';
+  const role = opts.role ?? 'service';
   const running = runningPostmaster(pgDir);
-  if (running && isAlive(readOwner(dataDir))) {
-    // Another live process (the server, say, when the CLI starts) owns it: share it, never stop it.
+  const owner = readOwner(dataDir);
+  if (running && isAlive(owner.pid)) {
+    if (role === 'service') {
+      throw new Error(
+        `DATA_DIR ${dataDir} is in use: ${owner.role === 'cli' ? 'a crs command' : 'another service'} (pid ${owner.pid}) runs its Postgres. ` +
+          (owner.role === 'cli' ? 'Start the service once that command has finished.' : 'Stop it first, or give this one its own DATA_DIR.'),
+      );
+    }
+    // A crs command while the service (or another command) runs: share its Postgres, never stop it.
     return { port: running.port, owned: false, url: urlFor(running.port, database), stop: async () => undefined };
   }
   if (running) await stopOrphan(running.pid, log);
@@ -72,7 +86,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     await pg.initialise();
   }
   await pg.start();
-  writeFileSync(ownerFile(dataDir), String(process.pid));
+  writeFileSync(ownerFile(dataDir), `${process.pid} ${role}`);
   const admin = pg.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
   try {
@@ -104,11 +118,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 const urlFor = (port: number, database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 const ownerFile = (dataDir: string) => join(dataDir, 'postgres.owner');
 
-function readOwner(dataDir: string): number {
+/** The process that started the running Postgres and its role (files written before roles existed: a service). */
+function readOwner(dataDir: string): { pid: number; role: 'service' | 'cli' } {
   try {
-    return Number(readFileSync(ownerFile(dataDir), 'utf8').trim());
+    const [pid, role] = readFileSync(ownerFile(dataDir), 'utf8').trim().split(/\s+/);
+    return { pid: Number(pid), role: role === 'cli' ? 'cli' : 'service' };
   } catch {
-    return 0;
+    return { pid: 0, role: 'service' };
   }
 }
 
@@ -151,13 +167,22 @@ async function stopOrphan(pid: number, log: (l: string) => void): Promise<void> 
   }
 }
 
-function isAlive(pid: number): boolean {
+/**
+ * Whether a process runs. A zombie (killed, not yet reaped by its parent, as right after a supervisor's SIGKILL) does
+ * not: the service restarted at once used to take the dead owner for alive and attach to its orphaned Postgres.
+ */
+export function isAlive(pid: number): boolean {
   if (!pid || pid === process.pid) return pid === process.pid;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e: any) {
-    return e.code === 'EPERM';
+    if (e.code !== 'EPERM') return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc (not Linux): the signal check is all there is
   }
 }
 
