@@ -1,4 +1,5 @@
 import { crs } from '../support/crs';
+import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 
@@ -46,4 +47,25 @@ describe('search-index rebuild while the service ingests', () => {
     expect((await crs(t, 'projections', 'verify', 'search-index')).code).toBe(0);
   });
 
+
+  it('no generation of the index of a database outlives it: a rebuild drops old ones an earlier killed rebuild left, a deletion drops them all', async () => {
+    await t.createDatabase('gens');
+    await ingestMemories(t, 'gens', [{ id: 'g1', text: 'Generation test memory.' }]);
+    await waitForStatus(t, 'gens', ['g1']);
+    const entry = async () => (await t.infra.search.all()).find((e) => e.store === 'memory' && e.databaseId === databaseId)!;
+    const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'g1'`);
+    expect((await crs(t, 'projections', 'rebuild', 'search-index')).code).toBe(0);
+    const live = await entry();
+    // What a rebuild killed after its swap leaves: the generation before the live one.
+    const stray = indexNameFor(databaseId, 'memory', live.generation - 1);
+    await t.infra.search.index.createIndex(stray, { dimensions: live.dimensions });
+    expect((await crs(t, 'projections', 'rebuild', 'search-index')).code).toBe(0);
+    expect(await t.infra.search.index.indexExists(stray)).toBe(false);
+    // What a rebuild killed before its swap leaves: the next generation; the database's deletion drops it too.
+    const next = indexNameFor(databaseId, 'memory', (await entry()).generation + 1);
+    await t.infra.search.index.createIndex(next, { dimensions: live.dimensions });
+    expect((await t.request('DELETE', '/databases?database=gens')).status).toBe(202);
+    for (let i = 0; i < 400 && !(await t.infra.store.readAll()).some((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === databaseId); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await t.infra.search.index.indexExists(next)).toBe(false);
+  });
 });

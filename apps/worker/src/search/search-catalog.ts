@@ -72,11 +72,17 @@ export class SearchCatalog implements ResourceContributor {
     return { [`${store}_index`]: name, engine: this.index.engine };
   }
 
+  /**
+   * Every generation a database's store may have left: 1 up to one past the live one (a rebuild builds the next one and,
+   * killed before its end, can leave either the new one or the old one behind). dropIndex is idempotent.
+   */
+  async dropGenerations(databaseId: string, store: Store, below: number): Promise<void> {
+    for (let g = 1; g < below; g++) await this.index.dropIndex(indexNameFor(databaseId, store, g));
+  }
+
   async purgeDatabase(databaseId: string): Promise<void> {
-    for (const store of ['knowledge', 'memory'] as Store[]) {
-      const name = await this.indexName(databaseId, store);
-      if (name) await this.index.dropIndex(name);
-    }
+    const live: { store: Store; generation: number }[] = await this.ds.query('SELECT store, generation FROM search_indexes WHERE database_id = $1', [databaseId]);
+    for (const { store, generation } of live) await this.dropGenerations(databaseId, store, generation + 2);
     await this.ds.query('DELETE FROM search_indexes WHERE database_id = $1', [databaseId]);
     this.cache.clear();
   }

@@ -102,6 +102,8 @@ export async function rebuildSearchIndex(
   await new Promise((r) => setTimeout(r, Math.max(0, swappedAt + CATALOG_CACHE_MS + 250 - Date.now())));
   const tail = await replayLog(store, subscriber, target, rest.position, Infinity);
   for (const old of olds) await catalog.index.dropIndex(old);
+  // and whatever an earlier rebuild killed after its swap left behind
+  for (const e of next.values()) await catalog.dropGenerations(e.databaseId, e.store, e.generation);
   const events = first.events + rest.events + tail.events;
   return { events, position: reached, ms: Date.now() - started, indexes: next.size };
 }
