@@ -16,16 +16,8 @@ export const itemsProjection: ReadModelProjection = {
   kind: 'read-model',
   name: 'items',
   // rm_items first: emptying it (rebuild) lets its triggers clear the derived tables before they are emptied too.
-  tables: ['rm_items', 'rm_item_queue', 'rm_item_counts', 'rm_item_tombstones'],
+  tables: ['rm_items', 'rm_item_queue', 'rm_item_counts'],
   ddl: [
-    // The items deleted one by one (DELETE /context): their streams stay in the log (ItemDeleted is their record)
-    // until their collection or database is deleted, which must then find them to delete them too.
-    `CREATE TABLE IF NOT EXISTS rm_item_tombstones (
-      database_id uuid NOT NULL,
-      item_key text NOT NULL,
-      collection text NOT NULL,
-      PRIMARY KEY (database_id, item_key)
-    )`,
     `CREATE TABLE IF NOT EXISTS rm_items (
       database_id uuid NOT NULL,
       item_key text NOT NULL,
@@ -210,18 +202,11 @@ export const itemsProjection: ReadModelProjection = {
         return;
       case 'ItemDeleted':
         await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND item_key = $2`, [e.data.databaseId, e.data.itemKey]);
-        await sql.query(TOMBSTONE, [[e.data.databaseId], [e.data.itemKey], [e.data.collection]]);
         return;
     }
     const other = event as RecordedEvent;
-    if (other.type === 'DatabaseDeleted') {
-      await sql.query(`DELETE FROM rm_items WHERE database_id = $1`, [other.data.databaseId]);
-      await sql.query(`DELETE FROM rm_item_tombstones WHERE database_id = $1`, [other.data.databaseId]);
-    }
-    if (other.type === 'CollectionDeleted') {
-      await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND collection = $2`, [other.data.databaseId, other.data.collection]);
-      await sql.query(`DELETE FROM rm_item_tombstones WHERE database_id = $1 AND collection = $2`, [other.data.databaseId, other.data.collection]);
-    }
+    if (other.type === 'DatabaseDeleted') await sql.query(`DELETE FROM rm_items WHERE database_id = $1`, [other.data.databaseId]);
+    if (other.type === 'CollectionDeleted') await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND collection = $2`, [other.data.databaseId, other.data.collection]);
   },
   /**
    * A page at once: the rows its item events touch are loaded in one query, every event is applied to them in
@@ -286,7 +271,6 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
   for (const r of loaded) rows.set(keyOf(r.database_id!, r.item_key!), r);
   const existed = new Set(rows.keys());
   const dirty = new Set<string>();
-  const tombstones = new Map<string, [string, string, string]>();
 
   for (const event of events) {
     const e = event as unknown as ItemEvent & RecordedEvent;
@@ -351,7 +335,6 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
         break;
       case 'ItemDeleted':
         if (rows.delete(key)) dirty.add(key);
-        tombstones.set(key, [e.data.databaseId, e.data.itemKey, e.data.collection]);
         break;
     }
   }
@@ -361,10 +344,4 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
   // In key order (neighbouring index pages; keys are distinct, so the order changes nothing else).
   const write = [...dirty].filter((k) => rows.has(k)).sort().map((k) => rows.get(k)!);
   if (write.length) await sql.query(UPSERT, COLUMNS.map(([c]) => write.map((r) => r[c] ?? null)));
-  const t = [...tombstones.values()];
-  if (t.length) await sql.query(TOMBSTONE, [t.map((x) => x[0]), t.map((x) => x[1]), t.map((x) => x[2])]);
 }
-
-/** Records deleted items (arrays of database id, item key, collection); a key deleted twice keeps its first row. */
-const TOMBSTONE = `INSERT INTO rm_item_tombstones (database_id, item_key, collection)
-  SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]) ON CONFLICT (database_id, item_key) DO NOTHING`;

@@ -9,6 +9,7 @@ import { ProjectionRunner, type RunnerLogger } from '../../../libs/persistence/s
 import { RateLimiter } from '../../../libs/persistence/src/rate-limiter';
 import { databasesProjection } from '../../../projections/databases/databases.projection';
 import { itemsProjection } from '../../../projections/items/items.projection';
+import { itemTombstonesProjection } from '../../../projections/item-tombstones/item-tombstones.projection';
 import { queriesProjection } from '../../../projections/queries/queries.projection';
 import { feedbackProjection } from '../../../projections/feedback/feedback.projection';
 import { webhookOutboxProjection } from '../../../projections/webhook-outbox/webhook-outbox.projection';
@@ -82,7 +83,7 @@ export class Infrastructure {
       { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
       { streamsOf: (databaseId, collection) => queryStreams(ds, databaseId, collection) },
     ]);
-    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
+    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
     subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder, (p) => runner.waitFor(p, ['items'], 30_000)));
     await runner.migrate();
