@@ -142,16 +142,21 @@ describe('input at the edges', () => {
     expect((await postMultipartApp(`${principal}x`)).status).toBe(400);
   });
 
-  it('a multipart body without a boundary or without its closing delimiter is 400, not 500', async () => {
+  it('a multipart body without a boundary, or with a file part cut short, is 400, not 500', async () => {
     const noBoundary = await t.app.inject({ method: 'POST', url: '/context/ingest', payload: 'x', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data' } });
     expect([noBoundary.statusCode, noBoundary.json().error.code]).toEqual([400, 'INVALID_INPUT']);
+    // Every field a knowledge ingest needs, then a file part cut short (no closing delimiter).
     const unclosed = await t.app.inject({
       method: 'POST',
       url: '/context/ingest',
-      payload: '--XX\r\nContent-Disposition: form-data; name="type"\r\n\r\nmemory\r\n--XX\r\nContent-Disposition: form-data; name="database"\r\n\r\nedges',
+      payload:
+        '--XX\r\nContent-Disposition: form-data; name="type"\r\n\r\nknowledge\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="database"\r\n\r\nedges\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="documents"; filename="cut.txt"\r\nContent-Type: text/plain\r\n\r\nthe file is cut sh',
       headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data; boundary=XX' },
     });
     expect([unclosed.statusCode, unclosed.json().error.code]).toEqual([400, 'INVALID_INPUT']);
+    expect(unclosed.json().error.message).toMatch(/^the multipart body could not be read/);
   });
 
   it('an integer metadata value beyond what JSON numbers hold exactly is 400, not silently rounded', async () => {
@@ -192,6 +197,10 @@ describe('input at the edges', () => {
     expect(Object.values(q.body.data.additional_context ?? {}).map((c: any) => c.id)).toContain('f-target');
     const bogus = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', document_metadata: JSON.stringify([{ id: 'f-bogus', relations: { bogus: 1 } }]) }, [{ filename: 'b.txt', content: 'x' }]);
     expect(bogus.status).toBe(400);
+    for (const relations of [{ ids: 5 }, { ids: {} }, { cortex_source_ids: true }]) {
+      const notList = await ingestMemories(t, 'edges', [{ id: 'rel-bad', text: 'x', relations }]);
+      expect([JSON.stringify(relations), notList.status]).toEqual([JSON.stringify(relations), 400]);
+    }
   });
 
   it('Fastify\'s early errors come in the envelope; a text field past 25 MiB is 413 and the connection closes', async () => {

@@ -26,6 +26,12 @@ describe('embedded Postgres ownership', () => {
         const again = await startEmbeddedPostgres({ dataDir: dir, role: 'cli' });
         out.stillRunning = again.port === service.port;
         await service.stop();
+        // A command that started Postgres itself: neither a second command nor a service may run on it.
+        const command = await startEmbeddedPostgres({ dataDir: dir, role: 'cli' });
+        out.commandOwned = command.owned;
+        out.secondCommand = await startEmbeddedPostgres({ dataDir: dir, role: 'cli' }).then(() => 'started', (e) => e.message);
+        out.serviceAfterCommand = await startEmbeddedPostgres({ dataDir: dir }).then(() => 'started', (e) => e.message);
+        await command.stop();
         console.log(JSON.stringify(out));
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -41,6 +47,9 @@ describe('embedded Postgres ownership', () => {
       second: expect.stringMatching(/is in use: another service \(pid \d+\) runs its Postgres/),
       cli: { owned: false, samePort: true },
       stillRunning: true,
+      commandOwned: true,
+      secondCommand: expect.stringMatching(/is in use: a crs command \(pid \d+\).*Run this command once that command has finished/),
+      serviceAfterCommand: expect.stringMatching(/is in use: a crs command \(pid \d+\).*Run this service once that command has finished/),
     });
   });
 

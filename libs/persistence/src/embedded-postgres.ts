@@ -30,7 +30,8 @@ export interface EmbeddedPostgresOptions {
   /**
    * Who asks (default `service`). A service owns the data directory alone: it refuses to start on a Postgres another
    * live process started (a second service, or a `crs` command, which stops it when it exits). A `crs` command shares
-   * a running service's Postgres and never stops it.
+   * a running service's Postgres and never stops it; it refuses one another command started (which would stop it
+   * under this one).
    */
   role?: 'service' | 'cli';
 }
@@ -50,10 +51,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const running = runningPostmaster(pgDir);
   const owner = readOwner(dataDir);
   if (running && isAlive(owner.pid)) {
-    if (role === 'service') {
+    if (role === 'service' || owner.role === 'cli') {
       throw new Error(
         `DATA_DIR ${dataDir} is in use: ${owner.role === 'cli' ? 'a crs command' : 'another service'} (pid ${owner.pid}) runs its Postgres. ` +
-          (owner.role === 'cli' ? 'Start the service once that command has finished.' : 'Stop it first, or give this one its own DATA_DIR.'),
+          (owner.role === 'cli'
+            ? `Run this ${role === 'cli' ? 'command' : 'service'} once that command has finished (or start the service: commands share its Postgres).`
+            : 'Stop it first, or give this one its own DATA_DIR.'),
       );
     }
     // A crs command while the service (or another command) runs: share its Postgres, never stop it.

@@ -36,7 +36,9 @@ export async function readMultipart(req: FastifyRequest): Promise<MultipartBody>
   const parts = () => req.parts({ limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files, fieldSize: UPLOAD_LIMITS.fieldBytes, fields: UPLOAD_LIMITS.fields } });
   for await (const part of malformedAs400(parts)) {
     if (part.type === 'file') {
-      const bytes = await part.toBuffer();
+      const bytes = await part.toBuffer().catch((error: unknown) => {
+        throw readError(error);
+      });
       total += bytes.length;
       files.push({ field: part.fieldname, filename: part.filename || 'upload', contentType: part.mimetype || 'application/octet-stream', bytes });
     } else {
@@ -104,16 +106,23 @@ export function registerMultipartRouteCheck(fastify: FastifyInstance): void {
 }
 
 /**
- * A multipart body the parser cannot read (no boundary, no closing delimiter) is the client's error: 400, not 500.
- * Errors the parser raises for limits keep their codes (mapError maps them to 413).
+ * A multipart body the parser cannot read (no boundary, a file part cut short) is the client's error: 400, not 500.
+ * Errors the parser raises for limits keep their codes (mapError maps them to 413). A body cut short after a complete
+ * field part is not caught: the parser takes the missing final delimiter for the end, and the last part is lost
+ * (known gap).
  */
 async function* malformedAs400<T>(parts: () => AsyncIterable<T>): AsyncIterable<T> {
   try {
     yield* parts();
   } catch (error) {
-    const e = error as { code?: string; message?: string };
-    if (typeof e.code === 'string' && e.code.startsWith('FST_')) throw error;
-    if (error instanceof DomainError) throw error;
-    throw invalid(`the multipart body could not be read: ${e.message ?? String(error)}`);
+    throw readError(error);
   }
+}
+
+/** A parser error as the client's 400; limit errors (FST_*) and our own keep their meaning. */
+function readError(error: unknown): unknown {
+  const e = error as { code?: string; message?: string };
+  if (typeof e.code === 'string' && e.code.startsWith('FST_')) return error;
+  if (error instanceof DomainError) return error;
+  return invalid(`the multipart body could not be read: ${e.message ?? String(error)}`);
 }

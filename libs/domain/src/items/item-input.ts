@@ -179,10 +179,11 @@ export function parseRelations(raw: unknown, field: string): string[] {
   if (raw === undefined || raw === null) return [];
   if (!isObject(raw)) throw invalid(`${field} must be an object {ids: [string]} (or {cortex_source_ids: [string]})`);
   for (const k of Object.keys(raw)) if (!['ids', 'cortex_source_ids', 'properties'].includes(k)) throw invalid(`${field}.${k} is not a relations field (ids, cortex_source_ids, properties)`);
-  const ids = [...((raw.ids as unknown[] | undefined) ?? []), ...((raw.cortex_source_ids as unknown[] | undefined) ?? [])];
-  if (!Array.isArray(raw.ids ?? []) || !Array.isArray(raw.cortex_source_ids ?? []) || ids.some((x) => typeof x !== 'string' || x.length === 0 || characterLength(x) > LIMITS.idChars)) {
-    throw invalid(`${field}.ids must be an array of ids`);
+  for (const key of ['ids', 'cortex_source_ids']) {
+    if (raw[key] !== undefined && raw[key] !== null && !Array.isArray(raw[key])) throw invalid(`${field}.${key} must be an array of ids`);
   }
+  const ids = [...((raw.ids as unknown[] | null | undefined) ?? []), ...((raw.cortex_source_ids as unknown[] | null | undefined) ?? [])];
+  if (ids.some((x) => typeof x !== 'string' || x.length === 0 || characterLength(x) > LIMITS.idChars)) throw invalid(`${field}.ids must be an array of ids`);
   const unique = [...new Set(ids as string[])];
   if (unique.length > LIMITS.relationsPerItem) throw invalid(`${field}.ids has more than ${LIMITS.relationsPerItem} ids`);
   return unique;

@@ -1,3 +1,4 @@
+import { characterLength } from '../../../../../libs/domain/src/text-length';
 import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
@@ -20,11 +21,15 @@ const MAX_IDS = 100;
 function idList(single: unknown[], lists: unknown[]): string[] {
   const ids: string[] = [];
   const check = (x: unknown): string => {
-    if (typeof x !== 'string' || x.length === 0 || x.length > 256) throw invalid('ids must be non-empty strings of at most 256 characters');
+    if (typeof x !== 'string' || x.length === 0 || characterLength(x) > 256) throw invalid('ids must be non-empty strings of at most 256 characters');
+    return x;
+  };
+  const text = (x: unknown): string => {
+    if (typeof x !== 'string') throw invalid('ids must be strings');
     return x;
   };
   for (const v of single) if (v !== undefined && v !== null) for (const x of Array.isArray(v) ? v : [v]) ids.push(check(x));
-  for (const v of lists) if (v !== undefined && v !== null) for (const x of Array.isArray(v) ? v : [v]) ids.push(...check(x).split(',').filter(Boolean));
+  for (const v of lists) if (v !== undefined && v !== null) for (const x of Array.isArray(v) ? v : [v]) ids.push(...text(x).split(',').filter(Boolean).map(check));
   const unique = [...new Set(ids)];
   if (!unique.length) throw invalid('id (or ids) is required');
   if (unique.length > MAX_IDS) throw invalid(`at most ${MAX_IDS} ids per request`);
