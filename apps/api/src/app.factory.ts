@@ -43,8 +43,9 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
     // A path parameter holds an item id of up to 256 characters (Fastify's default, 100, answered 414 outside the
     // envelope for longer ids, so their metadata and ACL could not be edited).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
-    // A request whose body stops arriving is ended after 5 minutes (Fastify's default, 0, kept it open for ever).
-    requestTimeout: 300_000,
+    // A connection silent for 2 minutes (a body that stops arriving) is closed; Fastify's default kept it open for ever.
+    // An idle bound, not a total one: a large upload on a slow link keeps going as long as bytes arrive.
+    connectionTimeout: 120_000,
     // Fastify's own early errors (a malformed percent-encoding in the path, ...) in the envelope too.
     frameworkErrors: (error: unknown, req: FastifyRequest, reply: FastifyReply) => sendError(req, reply, error),
   } as any);

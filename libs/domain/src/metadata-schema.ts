@@ -1,3 +1,4 @@
+import { characterLength } from './text-length';
 import { invalid } from './errors';
 
 /**
@@ -68,7 +69,7 @@ export function validateMetadata(schema: MetadataField[], metadata: Record<strin
       continue;
     }
     const ok =
-      (def.type === 'string' && typeof value === 'string' && (def.max_length === undefined || value.length <= def.max_length)) ||
+      (def.type === 'string' && typeof value === 'string' && (def.max_length === undefined || characterLength(value) <= def.max_length)) ||
       // Integers JSON numbers carry exactly (|n| <= 2^53 - 1): a larger one was already rounded by JSON.parse, so it is
       // refused rather than stored as another number.
       (def.type === 'integer' && Number.isSafeInteger(value)) ||

@@ -106,7 +106,10 @@ export class DatabaseLifecycleProcessor implements Processor {
   }
 }
 
-/** Items among the deleted streams (the others are queries, deliveries, feedback): `item-<database>-<key>`. */
+/**
+ * Item streams among the deleted ones (the others are queries, deliveries, feedback): `item-<database>-<key>`. This
+ * includes the streams of items deleted one by one before (their ItemDeleted was still in them).
+ */
 function itemStreamCount(contentStreams: string[]): number {
   return contentStreams.filter((s) => s.startsWith('item-')).length;
 }

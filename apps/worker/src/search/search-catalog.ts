@@ -73,16 +73,18 @@ export class SearchCatalog implements ResourceContributor {
   }
 
   /**
-   * Every generation a database's store may have left: 1 up to one past the live one (a rebuild builds the next one and,
-   * killed before its end, can leave either the new one or the old one behind). dropIndex is idempotent.
+   * The generations of a database's store from `from` up to (not including) `below`. A rebuild builds the next
+   * generation and, killed before its end, leaves either the new one or the old one behind; every later rebuild drops
+   * the one two below the live one, so a short window is enough and the cost does not grow with the generation count.
+   * dropIndex is idempotent.
    */
-  async dropGenerations(databaseId: string, store: Store, below: number): Promise<void> {
-    for (let g = 1; g < below; g++) await this.index.dropIndex(indexNameFor(databaseId, store, g));
+  async dropGenerations(databaseId: string, store: Store, from: number, below: number): Promise<void> {
+    for (let g = Math.max(1, from); g < below; g++) await this.index.dropIndex(indexNameFor(databaseId, store, g));
   }
 
   async purgeDatabase(databaseId: string): Promise<void> {
     const live: { store: Store; generation: number }[] = await this.ds.query('SELECT store, generation FROM search_indexes WHERE database_id = $1', [databaseId]);
-    for (const { store, generation } of live) await this.dropGenerations(databaseId, store, generation + 2);
+    for (const { store, generation } of live) await this.dropGenerations(databaseId, store, generation - 2, generation + 2);
     await this.ds.query('DELETE FROM search_indexes WHERE database_id = $1', [databaseId]);
     this.cache.clear();
   }

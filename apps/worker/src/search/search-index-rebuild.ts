@@ -103,7 +103,7 @@ export async function rebuildSearchIndex(
   const tail = await replayLog(store, subscriber, target, rest.position, Infinity);
   for (const old of olds) await catalog.index.dropIndex(old);
   // and whatever an earlier rebuild killed after its swap left behind
-  for (const e of next.values()) await catalog.dropGenerations(e.databaseId, e.store, e.generation);
+  for (const e of next.values()) await catalog.dropGenerations(e.databaseId, e.store, e.generation - 2, e.generation - 1);
   const events = first.events + rest.events + tail.events;
   return { events, position: reached, ms: Date.now() - started, indexes: next.size };
 }
