@@ -72,4 +72,20 @@ describe('search-index rebuild while the service ingests', () => {
     for (let i = 0; i < 400 && !(await t.infra.store.readAll()).some((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === databaseId); i++) await new Promise((r) => setTimeout(r, 25));
     expect(await t.infra.search.index.indexExists(next)).toBe(false);
   });
+
+  it('a rebuild registers its new generation only over the one it started from (a database deleted meanwhile stays deleted)', async () => {
+    await t.createDatabase('swapguard');
+    await ingestMemories(t, 'swapguard', [{ id: 's1', text: 'Swap guard memory.' }]);
+    await waitForStatus(t, 'swapguard', ['s1']);
+    const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 's1'`);
+    const live = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
+    const stale = await t.infra.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', 99), 99, live.dimensions, live.generation - 1);
+    expect(stale).toBe(false);
+    expect((await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!.generation).toBe(live.generation);
+    expect((await t.request('DELETE', '/databases?database=swapguard')).status).toBe(202);
+    for (let i = 0; i < 400 && (await t.infra.search.all()).some((e) => e.databaseId === databaseId); i++) await new Promise((r) => setTimeout(r, 25));
+    const afterDelete = await t.infra.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', live.generation + 1), live.generation + 1, live.dimensions, live.generation);
+    expect(afterDelete).toBe(false);
+    expect((await t.infra.search.all()).some((e) => e.databaseId === databaseId)).toBe(false);
+  });
 });

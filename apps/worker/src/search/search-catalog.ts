@@ -49,6 +49,21 @@ export class SearchCatalog implements ResourceContributor {
     return rows.map((r: any) => ({ databaseId: r.database_id, store: r.store, indexName: r.index_name, generation: r.generation, dimensions: r.dimensions }));
   }
 
+  /**
+   * A rebuild's swap: points the store at its new generation only if the catalog still holds the generation the rebuild
+   * started from. False when the database was deleted (or rebuilt by someone else) meanwhile: the caller drops its new
+   * index instead, so a rebuild never registers a deleted database's index again.
+   */
+  async replaceGeneration(databaseId: string, store: Store, indexName: string, generation: number, dimensions: number, from: number): Promise<boolean> {
+    // TypeORM answers an UPDATE with [rows, count].
+    const [rows] = (await this.ds.query(
+      'UPDATE search_indexes SET index_name = $3, generation = $4, dimensions = $5 WHERE database_id = $1 AND store = $2 AND generation = $6 RETURNING 1',
+      [databaseId, store, indexName, generation, dimensions, from],
+    )) as [unknown[], number];
+    this.cache.clear();
+    return rows.length > 0;
+  }
+
   async swap(databaseId: string, store: Store, indexName: string, generation: number, dimensions: number): Promise<string | null> {
     const [old] = await this.ds.query('SELECT index_name FROM search_indexes WHERE database_id = $1 AND store = $2', [databaseId, store]);
     await this.ds.query(

@@ -88,9 +88,14 @@ export async function rebuildSearchIndex(
   const first = await replayLog(store, subscriber, target, 0, Infinity, (pos) => onProgress?.(pos, Math.max(head, pos)));
   const reached = first.position;
   const olds: string[] = [];
-  for (const e of next.values()) {
-    const old = await catalog.swap(e.databaseId, e.store, e.indexName, e.generation, e.dimensions);
-    if (old) olds.push(old);
+  for (const [key, e] of [...next.entries()]) {
+    if (await catalog.replaceGeneration(e.databaseId, e.store, e.indexName, e.generation, e.dimensions, e.generation - 1)) {
+      olds.push(indexNameFor(e.databaseId, e.store, e.generation - 1));
+    } else {
+      // Deleted (or rebuilt by another run) while this one ran: its new index goes, nothing is registered.
+      next.delete(key);
+      await catalog.index.dropIndex(e.indexName);
+    }
   }
   const swappedAt = Date.now();
   // Appended while the first pass ran: replayed into the new generation (now live; writes are idempotent by version).
