@@ -157,6 +157,31 @@ describe('input at the edges', () => {
     });
     expect([unclosed.statusCode, unclosed.json().error.code]).toEqual([400, 'INVALID_INPUT']);
     expect(unclosed.json().error.message).toMatch(/^the multipart body could not be read/);
+    // Complete field parts, the closing delimiter missing: the last field (here upsert=false) would be lost silently.
+    const eventsBefore = (await t.infra.store.readAll()).length;
+    const cut = await t.app.inject({
+      method: 'POST',
+      url: '/context/ingest',
+      payload:
+        '--XX\r\nContent-Disposition: form-data; name="type"\r\n\r\nmemory\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="database"\r\n\r\nedges\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="memories"\r\n\r\n[{"id":"cut-1","text":"x"}]\r\n' +
+        '--XX\r\nContent-Disposition: form-data; name="upsert"\r\n\r\nfal',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data; boundary=XX' },
+    });
+    expect([cut.statusCode, cut.json().error.message]).toEqual([400, 'the multipart body ended before its closing boundary (cut short?); nothing was stored']);
+    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    // A quoted boundary, the body whole (with an epilogue): accepted.
+    const whole = await t.app.inject({
+      method: 'POST',
+      url: '/context/ingest',
+      payload:
+        '--X-Y\r\nContent-Disposition: form-data; name="type"\r\n\r\nmemory\r\n' +
+        '--X-Y\r\nContent-Disposition: form-data; name="database"\r\n\r\nedges\r\n' +
+        '--X-Y\r\nContent-Disposition: form-data; name="memories"\r\n\r\n[{"id":"whole-1","text":"x"}]\r\n--X-Y--\r\nan epilogue\r\n',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data; boundary="X-Y"' },
+    });
+    expect(whole.statusCode).toBe(200);
   });
 
   it('an integer metadata value beyond what JSON numbers hold exactly is 400, not silently rounded', async () => {

@@ -53,6 +53,7 @@ export async function readMultipart(req: FastifyRequest): Promise<MultipartBody>
       throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', `request is larger than ${UPLOAD_LIMITS.requestBytes / 1024 / 1024} MiB`);
     }
   }
+  assertClosed(req);
   return { fields, files };
 }
 
@@ -99,17 +100,48 @@ export function unsupportedMediaType(req: FastifyRequest, takes: string): Domain
 export function registerMultipartRouteCheck(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', async (req, reply) => {
     const route = (req as any).routeOptions?.url as string | undefined;
-    if (!route || !req.isMultipart() || MULTIPART_ROUTES.includes(route)) return;
+    if (!route || !req.isMultipart()) return;
+    if (MULTIPART_ROUTES.includes(route)) return recordTail(req);
     sendError(req, reply, unsupportedMediaType(req, 'application/json'));
     return reply;
   });
 }
 
+/** The last bytes of a multipart body: enough for the closing delimiter (a boundary is at most 70 characters) and an epilogue. */
+const TAIL_BYTES = 1024;
+const TAIL = Symbol('multipart tail');
+
+/**
+ * Keeps the last bytes of the raw body as the multipart parser reads it. The stream is paused first, so adding the
+ * listener does not start the flow: the parser's pipe does, and both see every chunk.
+ */
+function recordTail(req: FastifyRequest): void {
+  const tail = { bytes: Buffer.alloc(0) };
+  req.raw.pause();
+  req.raw.on('data', (chunk: Buffer) => {
+    tail.bytes = Buffer.concat([tail.bytes, chunk]).subarray(-TAIL_BYTES);
+  });
+  (req as unknown as Record<symbol, unknown>)[TAIL] = tail;
+}
+
+/**
+ * The parser takes a body that ends without its closing delimiter (`--<boundary>--`) for a complete one and drops the
+ * part it was in: a request cut short could lose its last field (the SDK sends `document_metadata`, the files' ACL,
+ * last). So the body must end with the delimiter, or nothing is stored.
+ */
+function assertClosed(req: FastifyRequest): void {
+  const tail = (req as unknown as Record<symbol, { bytes: Buffer } | undefined>)[TAIL];
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(String(req.headers['content-type'] ?? ''));
+  if (!tail || !boundary) return;
+  if (!tail.bytes.includes(Buffer.from(`--${boundary[1] ?? boundary[2]}--`))) {
+    throw invalid('the multipart body ended before its closing boundary (cut short?); nothing was stored');
+  }
+}
+
 /**
  * A multipart body the parser cannot read (no boundary, a file part cut short) is the client's error: 400, not 500.
  * Errors the parser raises for limits keep their codes (mapError maps them to 413). A body cut short after a complete
- * field part is not caught: the parser takes the missing final delimiter for the end, and the last part is lost
- * (known gap).
+ * field part the parser takes for a whole one: assertClosed catches that.
  */
 async function* malformedAs400<T>(parts: () => AsyncIterable<T>): AsyncIterable<T> {
   try {
