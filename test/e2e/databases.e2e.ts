@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { ingestMemories, waitForStatus } from '../support/ingest';
+import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -167,7 +167,7 @@ describe('databases and collections through HTTP', () => {
     const dir = join(t.config.dataDir, 'blobs', id);
     expect(readdirSync(dir).length).toBeGreaterThan(0);
     expect((await t.request('DELETE', '/databases?database=blobby')).status).toBe(202);
-    for (let i = 0; i < 400 && !(await t.infra.store.readAll()).some((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === id); i++) await new Promise((r) => setTimeout(r, 25));
+    await waitForDatabaseDeleted(t, id);
     expect(existsSync(dir)).toBe(false);
     const left = (await t.infra.store.readAll()).filter((e) => e.stream.includes(id));
     expect(left.map((e) => `${e.stream} ${e.type}`)).toEqual([]);

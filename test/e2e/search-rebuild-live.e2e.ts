@@ -1,7 +1,7 @@
 import { crs } from '../support/crs';
 import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { ingestMemories, waitForStatus } from '../support/ingest';
+import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 
 /**
  * `crs projections rebuild search-index` while the service ingests (audit of 2026-11-25: items indexed in the second
@@ -56,8 +56,8 @@ describe('search-index rebuild while the service ingests', () => {
     await t.createDatabase('gens');
     await ingestMemories(t, 'gens', [{ id: 'g1', text: 'Generation test memory.' }]);
     await waitForStatus(t, 'gens', ['g1']);
-    const entry = async () => (await t.infra.search.all()).find((e) => e.store === 'memory' && e.databaseId === databaseId)!;
     const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'g1'`);
+    const entry = async () => (await t.infra.search.all()).find((e) => e.store === 'memory' && e.databaseId === databaseId)!;
     expect((await crs(t, 'projections', 'rebuild', 'search-index')).code).toBe(0);
     const live = await entry();
     // What a rebuild killed after its swap leaves: the generation before the live one.
@@ -69,7 +69,7 @@ describe('search-index rebuild while the service ingests', () => {
     const next = indexNameFor(databaseId, 'memory', (await entry()).generation + 1);
     await t.infra.search.index.createIndex(next, { dimensions: live.dimensions });
     expect((await t.request('DELETE', '/databases?database=gens')).status).toBe(202);
-    for (let i = 0; i < 400 && !(await t.infra.store.readAll()).some((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === databaseId); i++) await new Promise((r) => setTimeout(r, 25));
+    await waitForDatabaseDeleted(t, databaseId);
     expect(await t.infra.search.index.indexExists(next)).toBe(false);
   });
 
