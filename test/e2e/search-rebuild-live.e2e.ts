@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { connect } from '@lancedb/lancedb';
 import { crs } from '../support/crs';
 import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -48,9 +50,29 @@ describe('search-index rebuild while the service ingests', () => {
       if (q.body.data.chunks[0]?.id !== id) missing.push(id);
     }
     expect({ ingestedDuringRebuild: during > 0, missing }).toEqual({ ingestedDuringRebuild: true, missing: [] });
-    expect((await crs(t, 'projections', 'verify', 'search-index')).code).toBe(0);
+    // The whole output on failure: it names the first differing chunk.
+    const verified = await crs(t, 'projections', 'verify', 'search-index');
+    expect({ code: verified.code, out: verified.out.join('\n') }).toEqual({ code: 0, out: expect.stringContaining('search-index: equal at') });
   });
 
+  it('verify names a chunk stored twice (what concurrent writers left before the table lock), and a rebuild stores it once', async () => {
+    await t.createDatabase('twice');
+    await ingestMemories(t, 'twice', [{ id: 'w1', text: 'A memory that was stored twice.' }]);
+    await waitForStatus(t, 'twice', ['w1']);
+    const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'w1'`);
+    const live = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
+    const db = await connect(join(t.config.dataDir, 'lancedb'));
+    const table = await db.openTable(live.indexName);
+    await table.add(await table.query().toArrow());
+    table.close();
+    db.close();
+    const verified = await crs(t, 'projections', 'verify', 'search-index');
+    expect(verified.code).toBe(1);
+    expect(verified.out.join('\n')).toMatch(/DIFFERENT .* chunk \S+:0\n  live: +stored more than once/);
+    expect((await crs(t, 'projections', 'rebuild', 'search-index')).code).toBe(0);
+    const again = await crs(t, 'projections', 'verify', 'search-index');
+    expect({ code: again.code, out: again.out.join('\n') }).toEqual({ code: 0, out: expect.stringContaining('search-index: equal at') });
+  });
 
   it('no generation of the index of a database outlives it: a rebuild drops old ones an earlier killed rebuild left, a deletion drops them all', async () => {
     await t.createDatabase('gens');

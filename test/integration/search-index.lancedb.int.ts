@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@lancedb/lancedb';
@@ -222,6 +222,37 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     expect(await reader.count('shared')).toBe(0);
     await writer.close();
     await reader.close();
+  });
+
+  it('two instances (processes) upserting the same new chunks at once store each chunk once (LanceDB alone stores it twice)', async () => {
+    const dir = newDir();
+    // One checks for other writers on every read, one never does (it must still merge against the latest commit);
+    // one also optimizes in the background meanwhile.
+    const a = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: 0 });
+    const b = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1, readConsistencyIntervalSeconds: null });
+    await a.createIndex('raced', { dimensions: 2 });
+    for (let round = 0; round < 15; round++) {
+      const docs = [doc(round, [1, 0], `raced ${round}`), doc(100 + round, [0, 1], `raced again ${round}`)];
+      await Promise.all([a.upsert('raced', docs), b.upsert('raced', docs)]);
+    }
+    const rows = await a.listChunks('raced', { limit: 1000, offset: 0 });
+    expect({ rows: rows.length, distinct: new Set(rows.map((d) => d.chunkId)).size }).toEqual({ rows: 30, distinct: 30 });
+    await a.close();
+    await b.close();
+  });
+
+  it('takes over a table lock its holder left when it was killed, once stale', async () => {
+    const dir = newDir();
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await index.createIndex('orphan', { dimensions: 2 });
+    const lockDir = join(dir, '.locks', 'orphan.lock');
+    mkdirSync(lockDir, { recursive: true });
+    const longAgo = new Date(Date.now() - 60_000);
+    utimesSync(lockDir, longAgo, longAgo);
+    await index.upsert('orphan', [doc(1, [1, 0], 'after a crash')]);
+    expect(await index.count('orphan')).toBe(1);
+    expect(existsSync(lockDir)).toBe(false);
+    await index.close();
   });
 
   it('survives two instances (processes) creating the same index at once', async () => {

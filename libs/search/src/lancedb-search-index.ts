@@ -1,5 +1,8 @@
 import { connect, type Connection, Index, MatchQuery, Operator, PhraseQuery, type Table } from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import { assertValidIndexName } from './index-name';
 import {
   ACL_COLUMN,
@@ -39,7 +42,8 @@ export interface LanceDbSearchIndexOptions {
   /**
    * How stale a read may be with respect to writes made by other processes (or other instances on the
    * same directory), in seconds. Default 0: every read checks for a newer table version (measured cost
-   * ~0.5 ms per query). null: never check (only this instance's own writes are seen).
+   * ~0.5 ms per query). null: never check (only this instance's own writes are seen). Writes always merge
+   * against the latest version (they check it under the table's lock when this is not 0).
    */
   readConsistencyIntervalSeconds?: number | null;
   /** Row count from which an IVF_FLAT (cosine) vector index is built; below it search is exact. Default 10 000. 0 disables. */
@@ -63,6 +67,8 @@ export interface LanceDbSearchIndexOptions {
 }
 
 const FTS_INDEX = `${FTS_COLUMN}_idx`;
+/** A table lock whose holder has not refreshed it for this long is taken over (its holder is presumed dead). */
+const LOCK_STALE_MS = 30_000;
 const VECTOR_INDEX = 'vector_idx';
 /**
  * Scalar indexes on the columns every query filters on, so the prefilter of a search is answered from the
@@ -121,6 +127,7 @@ export class LanceDbSearchIndex implements SearchIndex {
   private connection?: Promise<Connection>;
   private readonly tables = new Map<string, Promise<OpenTable>>();
   private readonly creating = new Map<string, Promise<void>>();
+  private locksDir?: Promise<void>;
   private closed = false;
 
   constructor(private readonly options: LanceDbSearchIndexOptions) {
@@ -485,13 +492,39 @@ export class LanceDbSearchIndex implements SearchIndex {
   }
 
   /**
-   * Runs a write after the previous ones on this table. LanceDB retries concurrent commits itself,
-   * but two concurrent merge-inserts of the same new chunk id could both insert it; queueing rules that out.
+   * Runs a write after the previous ones on this table, holding the table's lock file while it runs. LanceDB
+   * detects no conflict between two merge-inserts of the same new chunk id from different handles: both insert it
+   * (lancedb/lancedb#3377, lance-format/lance#8949), and a chunk then comes back twice. Within this instance the
+   * queue orders writes; the lock orders them with other processes on the same directory (a `crs projections rebuild
+   * search-index` writes into the generation the service indexes into). A lock left by a killed process is taken
+   * over once stale.
    */
   private serialized<T>(open: OpenTable, write: () => Promise<T>): Promise<T> {
-    const run = open.writes.then(write);
+    const run = open.writes.then(async () => {
+      const release = await this.lockTable(open.name);
+      try {
+        // Other processes' commits: a handle that does not check on every read would merge against a stale snapshot.
+        if (this.options.readConsistencyIntervalSeconds !== undefined && this.options.readConsistencyIntervalSeconds !== 0) await open.table.checkoutLatest();
+        return await write();
+      } finally {
+        await release().catch((error) => this.onBackgroundError(error, open.name));
+      }
+    });
     open.writes = run.catch(() => undefined);
     return run;
+  }
+
+  private async lockTable(name: string): Promise<() => Promise<void>> {
+    const dir = join(this.options.dir, '.locks');
+    this.locksDir ??= mkdir(dir, { recursive: true }).then(() => undefined);
+    await this.locksDir;
+    return lock(join(dir, name), {
+      realpath: false,
+      stale: LOCK_STALE_MS,
+      retries: { forever: true, minTimeout: 2, maxTimeout: 100, factor: 1.5 },
+      // Another process took the lock over (this one stalled past LOCK_STALE_MS): said, not thrown from a timer.
+      onCompromised: (error) => this.onBackgroundError(error, name),
+    });
   }
 
   private scheduleRefresh(open: OpenTable): void {
