@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from './parse-document';
 import { ParseError, type ParseErrorCode } from './parse-error';
-import { DOCX_MAX_UNZIPPED_BYTES, zipUncompressedBytes } from './parse-docx';
+import JSZip from 'jszip';
+import { DOCX_MAX_UNZIPPED_BYTES, zipInflatesWithin, zipUncompressedBytes } from './parse-docx';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../../../../test/fixtures/ingestion', name));
 const parseFixture = (name: string, contentType?: string) => parseDocument({ bytes: fixture(name), filename: name, contentType });
@@ -147,6 +148,26 @@ describe('parseDocument: failures', () => {
     expect(zipUncompressedBytes(bomb)).toBeGreaterThan(DOCX_MAX_UNZIPPED_BYTES);
     const error = await expectParseError(parseDocument({ bytes: bomb, filename: 'bomb.docx' }), 'CONTENT_TOO_LARGE');
     expect(error.message).toMatch(/unzips to 200 MiB, more than the 100 MiB read/);
+  });
+
+  it('refuses a DOCX whose parts inflate past 100 MiB while its archive declares them small (CONTENT_TOO_LARGE)', async () => {
+    const zip = await JSZip.loadAsync(fixture('sample.docx'));
+    const declared = (await zip.file('word/document.xml')!.async('nodebuffer')).length;
+    const body = `<w:p><w:r><w:t>${'a '.repeat(60 * 1024 * 1024)}</w:t></w:r></w:p>`; // 120 MiB, deflates to ~120 KiB
+    zip.file('word/document.xml', `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`);
+    const bomb = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+    // Every size field of the part says what the original part measured.
+    const name = Buffer.from('word/document.xml');
+    for (let i = 0; i < bomb.length - 46; i++) {
+      if (bomb.readUInt32LE(i) === 0x02014b50 && bomb.subarray(i + 46, i + 46 + name.length).equals(name)) bomb.writeUInt32LE(declared, i + 24);
+      if (bomb.readUInt32LE(i) === 0x04034b50 && bomb.subarray(i + 30, i + 30 + name.length).equals(name)) bomb.writeUInt32LE(declared, i + 22);
+    }
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    expect(zipUncompressedBytes(bomb)).toBeLessThan(1024 * 1024);
+    expect(zipInflatesWithin(bomb, DOCX_MAX_UNZIPPED_BYTES)).toBe(false);
+    expect(zipInflatesWithin(fixture('sample.docx'), DOCX_MAX_UNZIPPED_BYTES)).toBe(true);
+    const error = await expectParseError(parseDocument({ bytes: bomb, filename: 'bomb.docx' }), 'CONTENT_TOO_LARGE');
+    expect(error.message).toMatch(/more than its archive declares/);
   });
 
   it('rejects binary or non-UTF-8 content declared as text', async () => {
