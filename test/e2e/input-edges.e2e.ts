@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect, type AddressInfo } from 'node:net';
 import { LATEST_EXPIRY } from '../../libs/domain/src/items/expiry';
 import { streams } from '../../libs/domain/src/streams';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -236,6 +237,27 @@ describe('input at the edges', () => {
     expect(big.status).toBe(413);
     expect(big.body.error).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'field memories is larger than 25 MiB' });
     expect(big.headers.connection).toBe('close');
+  });
+
+  it('what Node\'s HTTP parser refuses (oversized headers, broken framing) is answered in the envelope, and the connection closes', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.end(request));
+        let answer = '';
+        socket.on('data', (d) => (answer += d.toString('utf8')));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const envelope = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    const huge = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(huge).toMatch(/\r\nConnection: close\r\n/);
+    expect(envelope(huge)).toMatchObject({ success: false, data: null, error: { code: 'HEADERS_TOO_LARGE', message: expect.stringContaining('16 KiB') }, meta: { request_id: expect.any(String), api_version: '2.0.1' } });
+    const framing = await raw('POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+    expect(framing).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(envelope(framing)).toMatchObject({ success: false, error: { code: 'INVALID_INPUT', message: expect.stringMatching(/^The request is not valid HTTP\/1\.1 \(.+\)\.$/) } });
   });
 
   it('an id holding a comma has a status: a single id is taken whole, lists may still be comma-separated', async () => {

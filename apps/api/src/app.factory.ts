@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -14,6 +16,7 @@ import { invalid } from '../../../libs/domain/src/errors';
 import { jsonInputProblem } from '../../../libs/domain/src/nul-character';
 import { registerAuthHook } from './http/auth.hook';
 import { sendError } from './http/exception.filter';
+import { errorEnvelope } from './http/envelope';
 import { contextOf } from './http/request-context';
 import { Infrastructure } from './infrastructure';
 
@@ -25,6 +28,26 @@ export interface CreatedApp {
 
 /** Largest JSON body accepted (multipart uploads have their own limits). */
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
+
+/**
+ * A connection whose bytes Node's HTTP parser refuses gets an answer in the envelope, then is closed (Fastify's default
+ * answered `{"error":"Bad Request","message":"Client Error"}`): 431 for headers past Node's limit, 408 for a request
+ * that did not arrive in time, 400 for anything else that is not HTTP.
+ */
+export function clientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'HEADERS_TOO_LARGE', `The request headers are larger than the ${Math.round(maxHeaderSize / 1024)} KiB the server reads.`]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'REQUEST_TIMEOUT', 'The request did not arrive in time.']
+        : [400, 'INVALID_INPUT', `The request is not valid HTTP/1.1 (${(error as { reason?: string }).reason ?? error.code ?? 'unreadable'}).`];
+  const body = JSON.stringify(errorEnvelope({ requestId: randomUUID(), startedAt: process.hrtime.bigint(), deprecations: [], scope: {} }, code, message));
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
+}
 
 /** Builds the API (and, in single-node mode, the worker) on top of an opened infrastructure. */
 export async function createApp(config: AppConfig): Promise<CreatedApp> {
@@ -48,6 +71,8 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
     connectionTimeout: 120_000,
     // Fastify's own early errors (a malformed percent-encoding in the path, ...) in the envelope too.
     frameworkErrors: (error: unknown, req: FastifyRequest, reply: FastifyReply) => sendError(req, reply, error),
+    // And what Node's HTTP parser refuses before there is a request (oversized headers, broken framing).
+    clientErrorHandler: clientError,
   } as any);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forInfrastructure(infra, metrics), adapter, { logger: ['error', 'warn'], bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance();
