@@ -159,7 +159,6 @@ describe('input at the edges', () => {
     expect([unclosed.statusCode, unclosed.json().error.code]).toEqual([400, 'INVALID_INPUT']);
     expect(unclosed.json().error.message).toMatch(/^the multipart body could not be read/);
     // Complete field parts, the closing delimiter missing: the last field (here upsert=false) would be lost silently.
-    const eventsBefore = (await t.infra.store.readAll()).length;
     const cut = await t.app.inject({
       method: 'POST',
       url: '/context/ingest',
@@ -171,7 +170,8 @@ describe('input at the edges', () => {
       headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data; boundary=XX' },
     });
     expect([cut.statusCode, cut.json().error.message]).toEqual([400, 'the multipart body ended before its closing boundary (cut short?); nothing was stored']);
-    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    // Nothing of it in the log (the inferences of the test before may still be appending their own events meanwhile).
+    expect((await t.infra.store.readAll()).filter((e) => JSON.stringify(e.data).includes('cut-1'))).toEqual([]);
     // A quoted boundary, the body whole (with an epilogue): accepted.
     const whole = await t.app.inject({
       method: 'POST',
