@@ -260,6 +260,27 @@ describe('input at the edges', () => {
     expect(envelope(framing)).toMatchObject({ success: false, error: { code: 'INVALID_INPUT', message: expect.stringMatching(/^The request is not valid HTTP\/1\.1 \(.+\)\.$/) } });
   });
 
+  it('a field part declared application/json is read as its JSON text; one that does not parse is 400, not 406', async () => {
+    const send = (memories: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/context/ingest',
+        payload:
+          '--XX\r\nContent-Disposition: form-data; name="type"\r\n\r\nmemory\r\n' +
+          '--XX\r\nContent-Disposition: form-data; name="database"\r\n\r\nedges\r\n' +
+          `--XX\r\nContent-Disposition: form-data; name="memories"\r\nContent-Type: application/json\r\n\r\n${memories}\r\n--XX--\r\n`,
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data; boundary=XX' },
+      });
+    const typed = await send('[{"id":"json-part","text":"A memory sent in a part typed application/json."}]');
+    expect([typed.statusCode, typed.json().data.results[0]]).toEqual([200, expect.objectContaining({ id: 'json-part', status: 'queued' })]);
+    await waitForStatus(t, 'edges', ['json-part']);
+    const found = await t.request('POST', '/query', { body: { database: 'edges', query: 'memory sent in a part typed application/json', type: 'memory', max_results: 1 } });
+    expect(found.body.data.chunks[0]).toMatchObject({ id: 'json-part', chunk_content: expect.stringContaining('A memory sent in a part typed application/json.') });
+    const broken = await send('[{"id":"json-broken",');
+    expect([broken.statusCode, broken.json().error.code]).toEqual([400, 'INVALID_INPUT']);
+    expect(broken.json().error.message).toMatch(/declared application\/json is not valid JSON/);
+  });
+
   it('an id holding a comma has a status: a single id is taken whole, lists may still be comma-separated', async () => {
     await ingestMemories(t, 'edges', [{ id: 'a,b', text: 'An id with a comma.' }, { id: 'c1', text: 'x' }, { id: 'c2', text: 'y' }]);
     await waitForStatus(t, 'edges', ['c1', 'c2']);

@@ -45,7 +45,9 @@ export async function readMultipart(req: FastifyRequest): Promise<MultipartBody>
       if ((part as { valueTruncated?: boolean }).valueTruncated) {
         throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', `field ${part.fieldname} is larger than ${UPLOAD_LIMITS.fieldBytes / 1024 / 1024} MiB`);
       }
-      const value = typeof part.value === 'string' ? part.value : String(part.value ?? '');
+      // A field part sent as application/json arrives parsed (the parser's doing): back to its JSON text, which the
+      // endpoint parses and checks like any other field (String() made it "[object Object]").
+      const value = typeof part.value === 'string' ? part.value : part.mimetype === 'application/json' ? JSON.stringify(part.value) : String(part.value ?? '');
       total += value.length;
       (fields[part.fieldname] ??= []).push(value);
     }
@@ -154,6 +156,10 @@ async function* malformedAs400<T>(parts: () => AsyncIterable<T>): AsyncIterable<
 /** A parser error as the client's 400; limit errors (FST_*) and our own keep their meaning. */
 function readError(error: unknown): unknown {
   const e = error as { code?: string; message?: string };
+  // The parser's 406 for a part declared application/json that does not parse, or was cut at the field limit.
+  if (e.code === 'FST_INVALID_JSON_FIELD_ERROR') {
+    return invalid(`a field part declared application/json is not valid JSON, or is larger than ${UPLOAD_LIMITS.fieldBytes / 1024 / 1024} MiB`);
+  }
   if (typeof e.code === 'string' && e.code.startsWith('FST_')) return error;
   if (error instanceof DomainError) return error;
   return invalid(`the multipart body could not be read: ${e.message ?? String(error)}`);
