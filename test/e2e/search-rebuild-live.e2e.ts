@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { connect } from '@lancedb/lancedb';
 import { crs } from '../support/crs';
 import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
+import { replayTail } from '../../apps/worker/src/search/search-index-rebuild';
+import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 
@@ -72,6 +74,39 @@ describe('search-index rebuild while the service ingests', () => {
     expect((await crs(t, 'projections', 'rebuild', 'search-index')).code).toBe(0);
     const again = await crs(t, 'projections', 'verify', 'search-index');
     expect({ code: again.code, out: again.out.join('\n') }).toEqual({ code: 0, out: expect.stringContaining('search-index: equal at') });
+  });
+
+  it('a rebuild\'s last replay removes what it wrote for an item the service deleted meanwhile (its write landed after the delete)', async () => {
+    await t.createDatabase('ghost');
+    await ingestMemories(t, 'ghost', [{ id: 'ghost-1', text: 'A memory deleted while a rebuild replayed it.' }]);
+    await waitForStatus(t, 'ghost', ['ghost-1']);
+    const [{ database_id: databaseId, item_key: itemKey }] = await t.infra.ds.query(`SELECT database_id, item_key FROM rm_items WHERE item_id = 'ghost-1'`);
+    const index = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!.indexName;
+    const chunksOf = async () => (await t.infra.search.index.listChunks(index, { limit: 1000, offset: 0 })).filter((d) => d.itemId === itemKey).length;
+    const chunked = (await t.infra.store.readAll()).find((e) => e.type === 'ItemChunked' && e.data.itemKey === itemKey)!;
+    // The replay's engine write waits until the service has deleted the item (read model, then index): the order in
+    // which a write of the rebuild's last pass can land after the service's delete.
+    const live = t.infra.search;
+    let deleted = false;
+    const index_ = new Proxy(live.index, {
+      get: (o, k) =>
+        k === 'upsert'
+          ? async (name: string, docs: { itemId: string }[]) => {
+              if (!deleted && docs.some((d) => d.itemId === itemKey)) {
+                deleted = true;
+                expect((await t.request('DELETE', '/context', { body: { database: 'ghost', ids: ['ghost-1'], type: 'memory' } })).status).toBeLessThan(300);
+                for (let i = 0; i < 400 && (await chunksOf()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
+                expect(await chunksOf()).toBe(0);
+              }
+              return o.upsert(name, docs as never);
+            }
+          : Reflect.get(o, k),
+    });
+    const catalog = new Proxy(live, { get: (o, k) => (k === 'index' ? index_ : Reflect.get(o, k)) });
+    const subscriber = new SearchIndexSubscriber(t.infra.ds, catalog, t.infra.blobs, t.infra.embedder);
+    await replayTail(t.infra.store, subscriber, async (db, store) => (db === databaseId && store === 'memory' ? index : null), chunked.position - 1);
+    expect(deleted).toBe(true);
+    expect(await chunksOf()).toBe(0);
   });
 
   it('no generation of the index of a database outlives it: a rebuild drops old ones an earlier killed rebuild left, a deletion drops them all', async () => {

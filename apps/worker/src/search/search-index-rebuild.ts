@@ -2,9 +2,9 @@ import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/
 import type { ChunkDoc, Store } from '../../../../libs/search/src/search-index.port';
 import type { SearchCatalog } from './search-catalog';
 import { CATALOG_CACHE_MS, indexNameFor } from './search-catalog';
-import type { SearchIndexSubscriber } from './search-index.subscriber';
+import type { SearchIndexSubscriber, WrittenItem } from './search-index.subscriber';
 
-type IndexTarget = (databaseId: string, store: Store) => Promise<string | null>;
+export type IndexTarget = (databaseId: string, store: Store) => Promise<string | null>;
 
 const PAGE = 1000;
 /** Log positions read per page while replaying (the next page is read while one is written). */
@@ -26,12 +26,17 @@ async function replayLog(
   after: number,
   until: number,
   onProgress?: (position: number) => void,
+  /** collects what was written (a replay beside the live service checks it afterwards: dropSuperseded) */
+  written?: WrittenItem[],
 ): Promise<{ position: number; events: number }> {
   let position = after;
   let events = 0;
   let batch: RecordedEvent[] = [];
   const flush = async () => {
-    if (batch.length) await subscriber.handleBatch(batch, target);
+    if (batch.length) {
+      const wrote = await subscriber.writeBatch(batch, target);
+      written?.push(...wrote);
+    }
     events += batch.length;
     batch = [];
     onProgress?.(position);
@@ -58,6 +63,17 @@ async function replayLog(
   }
   await flush();
   return { position, events };
+}
+
+/**
+ * The last replay of a rebuild, when the live service already indexes into the new generation too: what it wrote for
+ * an item the service deleted meanwhile is removed again afterwards (its write could land after the service's delete).
+ */
+export async function replayTail(store: EventStore, subscriber: SearchIndexSubscriber, target: IndexTarget, after: number) {
+  const written: WrittenItem[] = [];
+  const tail = await replayLog(store, subscriber, target, after, Infinity, undefined, written);
+  await subscriber.dropSuperseded(written);
+  return tail;
 }
 
 /**
@@ -105,7 +121,7 @@ export async function rebuildSearchIndex(
   // appended meanwhile is replayed once more into the new generation: the live service may have indexed it into the
   // old one, which is about to go (a rebuild while memories kept arriving lost them until the next rebuild).
   await new Promise((r) => setTimeout(r, Math.max(0, swappedAt + CATALOG_CACHE_MS + 250 - Date.now())));
-  const tail = await replayLog(store, subscriber, target, rest.position, Infinity);
+  const tail = await replayTail(store, subscriber, target, rest.position);
   for (const old of olds) await catalog.index.dropIndex(old);
   // and whatever an earlier rebuild killed after its swap left behind
   for (const e of next.values()) await catalog.dropGenerations(e.databaseId, e.store, e.generation - 2, e.generation - 1);

@@ -38,9 +38,14 @@ export class SearchIndexSubscriber implements Processor {
    * same as applying the events one by one.
    */
   async handleBatch(events: RecordedEvent[], target?: IndexTarget): Promise<void> {
+    await this.writeBatch(events, target);
+  }
+
+  /** handleBatch, saying what it wrote. */
+  async writeBatch(events: RecordedEvent[], target?: IndexTarget): Promise<WrittenItem[]> {
     const indexFor: IndexTarget = target ?? ((db, store) => this.catalog.indexName(db, store));
     await this.itemsAt(events[events.length - 1].position);
-    const writes: { index: string; item: IndexedItem; chunks: StoredChunk[]; event: RecordedEvent }[] = [];
+    const writes: { index: string; item: IndexedItem & { content_version: number }; chunks: StoredChunk[]; event: RecordedEvent }[] = [];
     const deletes: { index: string; itemKey: string; version: number }[] = [];
     // The items of the whole batch in one query; their chunk lists read in parallel below.
     const keyed = events.filter((e) => e.type !== 'ItemDeleted').map((e) => (e as unknown as ItemChunked).data);
@@ -48,7 +53,7 @@ export class SearchIndexSubscriber implements Processor {
       ? await this.ds.query('SELECT * FROM rm_items WHERE (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))', [keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)])
       : [];
     const items = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
-    const pending: { index: string; item: IndexedItem; chunksSha256: string; databaseId: string; event: RecordedEvent }[] = [];
+    const pending: { index: string; item: IndexedItem & { content_version: number }; chunksSha256: string; databaseId: string; event: RecordedEvent }[] = [];
     for (const event of events) {
       if (event.type === 'ItemDeleted') {
         const d = (event as unknown as ItemDeleted).data;
@@ -84,7 +89,39 @@ export class SearchIndexSubscriber implements Processor {
     const deletesByIndex = new Map<string, { itemId: string; version: number }[]>();
     for (const d of deletes) deletesByIndex.set(d.index, [...(deletesByIndex.get(d.index) ?? []), { itemId: d.itemKey, version: d.version }]);
     for (const [index, items] of deletesByIndex) await this.catalog.index.deleteItemVersions(index, items);
+    return writes.map((w) => ({ index: w.index, databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, version: w.event.position }));
   }
+
+  /**
+   * Removes what a replay running beside the live service wrote for items deleted (or superseded) since it read them.
+   * The live service deletes an item's chunks only after the items read model has dropped it, so a write that landed
+   * after that delete is found here: the read model no longer holds the item at the version written. (The index keeps
+   * no tombstone, so the version check that orders writes cannot order a write after a delete.)
+   */
+  async dropSuperseded(written: WrittenItem[]): Promise<number> {
+    if (!written.length) return 0;
+    const current: { database_id: string; item_key: string; content_version: number }[] = await this.ds.query(
+      'SELECT database_id, item_key, content_version FROM rm_items WHERE (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))',
+      [written.map((w) => w.databaseId), written.map((w) => w.itemKey)],
+    );
+    const live = new Map(current.map((r) => [`${r.database_id}/${r.item_key}`, Number(r.content_version)]));
+    const stale = new Map<string, { itemId: string; version: number }[]>();
+    for (const w of written) {
+      if (live.get(`${w.databaseId}/${w.itemKey}`) === Number(w.contentVersion)) continue;
+      stale.set(w.index, [...(stale.get(w.index) ?? []), { itemId: w.itemKey, version: w.version }]);
+    }
+    for (const [index, items] of stale) await this.catalog.index.deleteItemVersions(index, items);
+    return [...stale.values()].reduce((n, items) => n + items.length, 0);
+  }
+}
+
+/** What one handled event wrote: an item's chunks, at the event's position, into an index. */
+export interface WrittenItem {
+  index: string;
+  databaseId: string;
+  itemKey: string;
+  contentVersion: number;
+  version: number;
 }
 
 type IndexTarget = (databaseId: string, store: 'memory' | 'knowledge') => Promise<string | null>;
