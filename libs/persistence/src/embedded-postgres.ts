@@ -50,7 +50,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const role = opts.role ?? 'service';
   const running = runningPostmaster(pgDir);
   const owner = readOwner(dataDir);
-  if (running && isAlive(owner.pid)) {
+  if (running && ownerAlive(owner)) {
     if (role === 'service' || owner.role === 'cli') {
       throw new Error(
         `DATA_DIR ${dataDir} is in use: ${owner.role === 'cli' ? 'a crs command' : 'another service'} (pid ${owner.pid}) runs its Postgres. ` +
@@ -89,7 +89,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     await pg.initialise();
   }
   await pg.start();
-  writeFileSync(ownerFile(dataDir), `${process.pid} ${role}`);
+  writeFileSync(ownerFile(dataDir), `${process.pid} ${role} ${processStartTime(process.pid) ?? ''}`.trim());
   const admin = pg.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
   try {
@@ -121,13 +121,42 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 const urlFor = (port: number, database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 const ownerFile = (dataDir: string) => join(dataDir, 'postgres.owner');
 
+interface Owner {
+  pid: number;
+  role: 'service' | 'cli';
+  /** When that process started (/proc), so a later process given the same pid is not taken for it. */
+  started?: string;
+}
+
 /** The process that started the running Postgres and its role (files written before roles existed: a service). */
-function readOwner(dataDir: string): { pid: number; role: 'service' | 'cli' } {
+function readOwner(dataDir: string): Owner {
   try {
-    const [pid, role] = readFileSync(ownerFile(dataDir), 'utf8').trim().split(/\s+/);
-    return { pid: Number(pid), role: role === 'cli' ? 'cli' : 'service' };
+    const [pid, role, started] = readFileSync(ownerFile(dataDir), 'utf8').trim().split(/\s+/);
+    return { pid: Number(pid), role: role === 'cli' ? 'cli' : 'service', started: started || undefined };
   } catch {
     return { pid: 0, role: 'service' };
+  }
+}
+
+/**
+ * Whether the owner still runs: its pid is alive and, where /proc tells, started when the owner did. A restarted
+ * container gives the new service the pid its killed predecessor had (often the same low number), which then counted
+ * as a live owner (itself) and kept the service from starting.
+ */
+export function ownerAlive(owner: Owner): boolean {
+  if (!isAlive(owner.pid)) return false;
+  if (!owner.started) return owner.pid !== process.pid; // a file without start time: this process never wrote it
+  const started = processStartTime(owner.pid);
+  return started === null || started === owner.started;
+}
+
+/** A process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or null without /proc. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
   }
 }
 
