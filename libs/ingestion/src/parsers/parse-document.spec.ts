@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseDocument } from './parse-document';
 import { ParseError, type ParseErrorCode } from './parse-error';
 import JSZip from 'jszip';
-import { DOCX_MAX_UNZIPPED_BYTES, zipInflatesWithin, zipUncompressedBytes } from './parse-docx';
+import { DOCX_MAX_UNZIPPED_BYTES, parseDocx, zipInflatesWithin, zipUncompressedBytes } from './parse-docx';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../../../../test/fixtures/ingestion', name));
 const parseFixture = (name: string, contentType?: string) => parseDocument({ bytes: fixture(name), filename: name, contentType });
@@ -150,24 +150,48 @@ describe('parseDocument: failures', () => {
     expect(error.message).toMatch(/unzips to 200 MiB, more than the 100 MiB read/);
   });
 
-  it('refuses a DOCX whose parts inflate past 100 MiB while its archive declares them small (CONTENT_TOO_LARGE)', async () => {
-    const zip = await JSZip.loadAsync(fixture('sample.docx'));
-    const declared = (await zip.file('word/document.xml')!.async('nodebuffer')).length;
-    const body = `<w:p><w:r><w:t>${'a '.repeat(60 * 1024 * 1024)}</w:t></w:r></w:p>`; // 120 MiB, deflates to ~120 KiB
-    zip.file('word/document.xml', `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`);
-    const bomb = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
-    // Every size field of the part says what the original part measured.
-    const name = Buffer.from('word/document.xml');
-    for (let i = 0; i < bomb.length - 46; i++) {
-      if (bomb.readUInt32LE(i) === 0x02014b50 && bomb.subarray(i + 46, i + 46 + name.length).equals(name)) bomb.writeUInt32LE(declared, i + 24);
-      if (bomb.readUInt32LE(i) === 0x04034b50 && bomb.subarray(i + 30, i + 30 + name.length).equals(name)) bomb.writeUInt32LE(declared, i + 22);
-    }
-    expect(bomb.length).toBeLessThan(1024 * 1024);
-    expect(zipUncompressedBytes(bomb)).toBeLessThan(1024 * 1024);
-    expect(zipInflatesWithin(bomb, DOCX_MAX_UNZIPPED_BYTES)).toBe(false);
-    expect(zipInflatesWithin(fixture('sample.docx'), DOCX_MAX_UNZIPPED_BYTES)).toBe(true);
-    const error = await expectParseError(parseDocument({ bytes: bomb, filename: 'bomb.docx' }), 'CONTENT_TOO_LARGE');
-    expect(error.message).toMatch(/more than its archive declares/);
+  describe('a DOCX whose parts inflate past the limit while its archive declares them small (CONTENT_TOO_LARGE)', () => {
+    const LIMIT = 1024 * 1024; // the same check as the 100 MiB one, on a small bomb
+    let bomb: Buffer;
+    beforeAll(async () => {
+      const zip = await JSZip.loadAsync(fixture('sample.docx'));
+      const declared = (await zip.file('word/document.xml')!.async('nodebuffer')).length;
+      const body = `<w:p><w:r><w:t>${'a '.repeat(LIMIT)}</w:t></w:r></w:p>`; // 2 MiB, deflates to a few KiB
+      zip.file('word/document.xml', `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`);
+      bomb = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+      // Every size field of the part says what the original part measured.
+      const name = Buffer.from('word/document.xml');
+      for (let i = 0; i < bomb.length - 46; i++) {
+        if (bomb.readUInt32LE(i) === 0x02014b50 && bomb.subarray(i + 46, i + 46 + name.length).equals(name)) bomb.writeUInt32LE(declared, i + 24);
+        if (bomb.readUInt32LE(i) === 0x04034b50 && bomb.subarray(i + 30, i + 30 + name.length).equals(name)) bomb.writeUInt32LE(declared, i + 22);
+      }
+      expect(bomb.length).toBeLessThan(64 * 1024);
+      expect(zipUncompressedBytes(bomb)).toBeLessThan(LIMIT);
+    });
+
+    const refused = async (bytes: Buffer) => {
+      expect(await zipInflatesWithin(bytes, LIMIT)).toBe(false);
+      const error = await expectParseError(parseDocx(bytes, LIMIT), 'CONTENT_TOO_LARGE');
+      expect(error.message).toMatch(/unzips to more than the 1 MiB read \(more than its archive declares\)/);
+    };
+
+    it('as generated', async () => {
+      await refused(bomb);
+      expect(await zipInflatesWithin(fixture('sample.docx'), LIMIT)).toBe(true);
+    });
+
+    it('with bytes before it, a long trailing comment, or a directory that undercounts its entries (JSZip reads all three)', async () => {
+      await refused(Buffer.concat([Buffer.alloc(4096, 0x20), bomb]));
+      const eocd = bomb.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+      const comment = Buffer.alloc(60_000, 0x61);
+      const commented = Buffer.concat([bomb, comment]);
+      commented.writeUInt16LE(comment.length, eocd + 20);
+      await refused(commented);
+      const undercounted = Buffer.from(bomb);
+      undercounted.writeUInt16LE(1, eocd + 8);
+      undercounted.writeUInt16LE(1, eocd + 10);
+      await refused(undercounted);
+    });
   });
 
   it('rejects binary or non-UTF-8 content declared as text', async () => {

@@ -1,4 +1,4 @@
-import { inflateRawSync } from 'node:zlib';
+import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import { firstLevelOneHeading } from '../chunking/markdown-structure';
 import { htmlToMarkdown } from './html-to-markdown';
@@ -13,20 +13,21 @@ const STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "p[style-name='Subtitle'
 const dropImages = mammoth.images.imgElement(async () => ({ src: '' }));
 
 /** DOCX → HTML (mammoth, headings from Word styles) → Markdown-ish text, like an HTML upload. */
-export async function parseDocx(bytes: Buffer): Promise<DocxDocument> {
+export async function parseDocx(bytes: Buffer, maxUnzippedBytes = DOCX_MAX_UNZIPPED_BYTES): Promise<DocxDocument> {
   if (bytes.subarray(0, 4).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0]))) {
     throw new ParseError('UNSUPPORTED_FORMAT', 'This is a password-protected Word document or a legacy .doc file; neither is supported.', {
       format: 'docx',
     });
   }
+  const limitMiB = Math.round(maxUnzippedBytes / 1024 / 1024);
   const unzipped = zipUncompressedBytes(bytes);
-  if (unzipped > DOCX_MAX_UNZIPPED_BYTES) {
-    throw new ParseError('CONTENT_TOO_LARGE', `The DOCX document unzips to ${unzipped === Infinity ? 'more than 4 GiB' : `${Math.round(unzipped / 1024 / 1024)} MiB`}, more than the ${DOCX_MAX_UNZIPPED_BYTES / 1024 / 1024} MiB read.`, { format: 'docx' });
+  if (unzipped > maxUnzippedBytes) {
+    throw new ParseError('CONTENT_TOO_LARGE', `The DOCX document unzips to ${unzipped === Infinity ? 'more than 4 GiB' : `${Math.round(unzipped / 1024 / 1024)} MiB`}, more than the ${limitMiB} MiB read.`, { format: 'docx' });
   }
   // The sizes an archive declares may be false: what its parts really inflate to is bounded too, before mammoth
   // (JSZip) inflates them whole and only then compares with the declared size.
-  if (!zipInflatesWithin(bytes, DOCX_MAX_UNZIPPED_BYTES)) {
-    throw new ParseError('CONTENT_TOO_LARGE', `The DOCX document unzips to more than the ${DOCX_MAX_UNZIPPED_BYTES / 1024 / 1024} MiB read (more than its archive declares).`, { format: 'docx' });
+  if (!(await zipInflatesWithin(bytes, maxUnzippedBytes))) {
+    throw new ParseError('CONTENT_TOO_LARGE', `The DOCX document unzips to more than the ${limitMiB} MiB read (more than its archive declares).`, { format: 'docx' });
   }
   let html: string;
   try {
@@ -46,7 +47,6 @@ export const DOCX_MAX_UNZIPPED_BYTES = 100 * 1024 * 1024;
 
 const EOCD = 0x06054b50;
 const CENTRAL = 0x02014b50;
-const LOCAL = 0x04034b50;
 
 /** Where a zip's end-of-central-directory record starts (searched back over the longest comment), or -1. */
 function endOfCentralDirectory(zip: Buffer): number {
@@ -56,8 +56,8 @@ function endOfCentralDirectory(zip: Buffer): number {
 
 /**
  * The sum of the uncompressed sizes a zip's central directory declares, read before anything is inflated; Infinity for
- * ZIP64 entries (sizes past 4 GiB); 0 when no directory is found (mammoth then reports the file as damaged). A cheap
- * first check for an honest archive; zipInflatesWithin catches one that declares false sizes.
+ * ZIP64 entries (sizes past 4 GiB); 0 when no directory is found. A cheap first check that refuses an honest archive
+ * without inflating anything; zipInflatesWithin catches the others.
  */
 export function zipUncompressedBytes(zip: Buffer): number {
   const eocd = endOfCentralDirectory(zip);
@@ -76,35 +76,45 @@ export function zipUncompressedBytes(zip: Buffer): number {
 }
 
 /**
- * Whether the entries of a zip's central directory inflate to at most `limit` bytes together, found by inflating each
- * (deflate or stored, as JSZip reads them) with an output bound, so a lying archive costs at most `limit` bytes here.
- * An entry that is damaged or of another method stops the check (true): mammoth then reports the file as damaged.
+ * Whether a zip's parts inflate to at most `limit` bytes together, found by inflating them as a stream with the reader
+ * mammoth itself uses (JSZip: the same view of an archive with prepended bytes, a long comment, a miscounted or ZIP64
+ * directory), stopping at the first byte past the limit. Loading reads only the directory; an archive JSZip cannot
+ * read passes here, and mammoth then reports it as damaged.
  */
-export function zipInflatesWithin(zip: Buffer, limit: number): boolean {
-  const eocd = endOfCentralDirectory(zip);
-  if (eocd < 0) return true;
-  const entries = zip.readUInt16LE(eocd + 10);
-  let offset = zip.readUInt32LE(eocd + 16);
+export async function zipInflatesWithin(bytes: Buffer, limit: number): Promise<boolean> {
+  let zip: JSZip;
+  try {
+    zip = await JSZip.loadAsync(bytes);
+  } catch {
+    return true;
+  }
   let total = 0;
-  for (let n = 0; n < entries; n++) {
-    if (offset + 46 > zip.length || zip.readUInt32LE(offset) !== CENTRAL) return true;
-    const method = zip.readUInt16LE(offset + 10);
-    const compressed = zip.readUInt32LE(offset + 20);
-    const local = zip.readUInt32LE(offset + 42);
-    offset += 46 + zip.readUInt16LE(offset + 28) + zip.readUInt16LE(offset + 30) + zip.readUInt16LE(offset + 32);
-    if (local + 30 > zip.length || zip.readUInt32LE(local) !== LOCAL) return true;
-    const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
-    const data = zip.subarray(start, Math.min(zip.length, start + compressed));
-    if (method === 0) total += data.length;
-    else if (method === 8) {
-      try {
-        total += inflateRawSync(data, { maxOutputLength: limit - total + 1 }).length;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return false;
-        return true; // damaged
-      }
-    } else return true;
-    if (total > limit) return false;
+  for (const file of Object.values(zip.files)) {
+    if (file.dir) continue;
+    const within = await new Promise<boolean>((resolve) => {
+      // JSZip's own chunked reader (its typings leave it out; nodeStream wraps it with a Node stream's buffering).
+      const stream = (file as unknown as { internalStream(type: 'uint8array'): JSZipStream }).internalStream('uint8array');
+      stream
+        .on('data', (chunk: Uint8Array) => {
+          total += chunk.length;
+          if (total > limit) {
+            stream.pause();
+            resolve(false);
+          }
+        })
+        .on('error', () => resolve(true)) // a damaged part: mammoth says so
+        .on('end', () => resolve(true))
+        .resume();
+    });
+    if (!within) return false;
   }
   return true;
+}
+
+interface JSZipStream {
+  on(event: 'data', listener: (chunk: Uint8Array) => void): JSZipStream;
+  on(event: 'error', listener: (error: unknown) => void): JSZipStream;
+  on(event: 'end', listener: () => void): JSZipStream;
+  pause(): JSZipStream;
+  resume(): JSZipStream;
 }
