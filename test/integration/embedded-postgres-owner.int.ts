@@ -38,6 +38,14 @@ describe('embedded Postgres ownership', () => {
         const reused = await startEmbeddedPostgres({ dataDir: dir }).then((h) => h, (e) => e.message);
         out.pidReused = typeof reused === 'string' ? reused : { owned: reused.owned };
         await (typeof reused === 'string' ? earlier : reused).stop();
+        // A postmaster.pid left by a killed Postgres whose pid another process has now: neither stopped nor obeyed.
+        const stranger = require('node:child_process').spawn('sleep', ['30']);
+        const pidFile = require('node:path').join(dir, 'postgres', 'postmaster.pid');
+        require('node:fs').writeFileSync(pidFile, [stranger.pid, require('node:path').join(dir, 'postgres'), '0', '5999', '', '127.0.0.1', ''].join('\\n'));
+        const afterReuse = await startEmbeddedPostgres({ dataDir: dir }).then((h) => h, (e) => e.message);
+        out.postmasterPidReused = typeof afterReuse === 'string' ? afterReuse : { owned: afterReuse.owned, strangerAlive: stranger.exitCode === null && stranger.signalCode === null };
+        if (typeof afterReuse !== 'string') await afterReuse.stop();
+        stranger.kill();
         console.log(JSON.stringify(out));
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -57,6 +65,7 @@ describe('embedded Postgres ownership', () => {
       secondCommand: expect.stringMatching(/is in use: a crs command \(pid \d+\).*Run this command once that command has finished/),
       serviceAfterCommand: expect.stringMatching(/is in use: a crs command \(pid \d+\).*Run this service once that command has finished/),
       pidReused: { owned: true },
+      postmasterPidReused: { owned: true, strangerAlive: true },
     });
   });
 

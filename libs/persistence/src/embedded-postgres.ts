@@ -168,7 +168,22 @@ function runningPostmaster(pgDir: string): { pid: number; port: number } | null 
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return null; // stale file: postgres removes it itself
+  if (!isPostmasterOf(pid, pgDir)) {
+    // The pid now belongs to another process (a restarted container reuses pids): the file is stale, but Postgres
+    // would take it for a live postmaster and refuse to start, and stopping that pid would stop a stranger.
+    rmSync(pidFile, { force: true });
+    return null;
+  }
   return { pid, port };
+}
+
+/** Whether a process is the postmaster of this data directory (its command line names it); true without /proc. */
+function isPostmasterOf(pid: number, pgDir: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pgDir);
+  } catch {
+    return true;
+  }
 }
 
 /** Postgres runs as the `postgres` user when we are root: every parent of its data directory needs o+x. */

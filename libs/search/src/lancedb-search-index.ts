@@ -69,6 +69,8 @@ export interface LanceDbSearchIndexOptions {
 const FTS_INDEX = `${FTS_COLUMN}_idx`;
 /** A table lock whose holder has not refreshed it for this long is taken over (its holder is presumed dead). */
 const LOCK_STALE_MS = 30_000;
+/** The longest a write waits for another process's lock on a table before it fails. */
+const LOCK_WAIT_MS = 10 * 60_000;
 const VECTOR_INDEX = 'vector_idx';
 /**
  * Scalar indexes on the columns every query filters on, so the prefilter of a search is answered from the
@@ -98,7 +100,10 @@ interface OpenTable {
   readonly name: string;
   readonly table: Table;
   readonly dimensions: number;
-  /** Tail of this table's write queue: writes and maintenance run one at a time, reads never wait. */
+  /**
+   * Tail of this table's write queue: writes and maintenance run one at a time, each under the table's lock file;
+   * searches never wait, except a phrase (or first) keyword search that folds new rows into the index first.
+   */
   writes: Promise<unknown>;
   refreshTimer?: NodeJS.Timeout;
   lastRefreshMs: number;
@@ -514,17 +519,36 @@ export class LanceDbSearchIndex implements SearchIndex {
     return run;
   }
 
+  /**
+   * Takes a table's lock file, waiting while another process holds it (up to LOCK_WAIT_MS, then an error names the
+   * table); any other failure (the directory unwritable, ...) is thrown at once instead of retried for ever.
+   */
   private async lockTable(name: string): Promise<() => Promise<void>> {
     const dir = join(this.options.dir, '.locks');
-    this.locksDir ??= mkdir(dir, { recursive: true }).then(() => undefined);
-    await this.locksDir;
-    return lock(join(dir, name), {
-      realpath: false,
-      stale: LOCK_STALE_MS,
-      retries: { forever: true, minTimeout: 2, maxTimeout: 100, factor: 1.5 },
-      // Another process took the lock over (this one stalled past LOCK_STALE_MS): said, not thrown from a timer.
-      onCompromised: (error) => this.onBackgroundError(error, name),
-    });
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let delay = 2; ; delay = Math.min(100, delay * 1.5)) {
+      this.locksDir ??= mkdir(dir, { recursive: true }).then(() => undefined);
+      await this.locksDir;
+      try {
+        return await lock(join(dir, name), {
+          realpath: false,
+          stale: LOCK_STALE_MS,
+          retries: 0,
+          // Another process took the lock over because this one stalled past LOCK_STALE_MS: said, not thrown from a timer.
+          onCompromised: (error) =>
+            this.onBackgroundError(
+              new Error(`lost the write lock of LanceDB table ${name} (this process stalled past ${LOCK_STALE_MS / 1000} s): a chunk written meanwhile may be stored twice; \`crs projections verify search-index\` tells (${error.message})`),
+              name,
+            ),
+        });
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') this.locksDir = undefined; // the lock directory was removed: made again
+        else if (code !== 'ELOCKED') throw error;
+        if (Date.now() > deadline) throw new Error(`LanceDB table ${name}: its write lock has been held by another process for more than ${LOCK_WAIT_MS / 60_000} minutes`);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
   }
 
   private scheduleRefresh(open: OpenTable): void {

@@ -45,8 +45,9 @@ export async function readMultipart(req: FastifyRequest): Promise<MultipartBody>
       if ((part as { valueTruncated?: boolean }).valueTruncated) {
         throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', `field ${part.fieldname} is larger than ${UPLOAD_LIMITS.fieldBytes / 1024 / 1024} MiB`);
       }
-      // A field part sent as application/json arrives parsed (the parser's doing): back to its JSON text, which the
-      // endpoint parses and checks like any other field (String() made it "[object Object]").
+      // A field part sent as application/json arrives parsed (the parser's doing): an object, array, number or boolean
+      // goes back to its JSON text, which the endpoint parses and checks like any other field (String() made it
+      // "[object Object]"); a JSON string is taken as its text (`"memory"` for `type` means memory).
       const value = typeof part.value === 'string' ? part.value : part.mimetype === 'application/json' ? JSON.stringify(part.value) : String(part.value ?? '');
       total += value.length;
       (fields[part.fieldname] ??= []).push(value);
