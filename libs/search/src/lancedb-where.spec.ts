@@ -47,8 +47,11 @@ describe('LanceDB filter SQL', () => {
     );
   });
 
-  it('rejects metadata keys that are not identifiers', () => {
+  it('rejects metadata keys the index holds no token for (not identifiers, or longer than 64 characters)', () => {
     expect(() => lanceWhere({ metadata: { "a') OR true --": 1 } })).toThrow(/invalid metadata key/);
     expect(() => lanceWhere({ additionalMetadata: { '': 1 } })).toThrow(/invalid metadata key/);
+    expect(() => lanceWhere({ additionalMetadata: { 'a.b': 1 } })).toThrow(/invalid metadata key/);
+    expect(() => lanceWhere({ additionalMetadata: { ['k'.repeat(65)]: 1 } })).toThrow(/invalid metadata key/);
+    expect(lanceWhere({ additionalMetadata: { ['k'.repeat(64)]: 1 } })).toBe(`(array_has_any(filter_kv, ['a:${'k'.repeat(64)}=1']))`);
   });
 });

@@ -8,15 +8,22 @@ import { type ChunkDoc, type Scalar, SearchIndexError } from './search-index.por
  */
 export type MetadataScope = 'm' | 'a';
 
-const METADATA_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
+/**
+ * The metadata keys the index carries a token for, and so the only ones a search can filter on: identifiers of up to 64
+ * characters. Items may hold other keys (stored and returned as sent); a filter on one is refused with a clear error
+ * rather than pushed down to match nothing. (Until 2026-11-25 filters took '.' and '-' too, which the index never held,
+ * so such a filter quietly matched nothing, and any other key failed the query with a 500.)
+ */
+const INDEXED_METADATA_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+export function isIndexedMetadataKey(key: string): boolean {
+  return INDEXED_METADATA_KEY.test(key);
+}
+
+export const METADATA_KEY_RULE = "letters, digits and '_', starting with a letter or '_', at most 64 characters";
 
 export function assertValidMetadataKey(key: string): void {
-  if (!METADATA_KEY.test(key)) {
-    throw new SearchIndexError(
-      'invalid_argument',
-      `invalid metadata key ${JSON.stringify(key)}: use letters, digits, '_', '.', '-' (starting with a letter or '_')`,
-    );
-  }
+  if (!isIndexedMetadataKey(key)) throw new SearchIndexError('invalid_argument', `invalid metadata key ${JSON.stringify(key)}: ${METADATA_KEY_RULE}`);
 }
 
 export function metadataToken(scope: MetadataScope, key: string, value: Scalar): string {

@@ -4,6 +4,7 @@ import { invalid } from '../../../../libs/domain/src/errors';
 import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../libs/domain/src/names';
 import { streams } from '../../../../libs/domain/src/streams';
 import { metadataFor, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import { isIndexedMetadataKey, METADATA_KEY_RULE } from '../../../../libs/search/src/metadata-filter-tokens';
 import type { Scalar, Store } from '../../../../libs/search/src/search-index.port';
 import type { DatabaseRecord } from '../databases/database-directory';
 import type { Infrastructure } from '../infrastructure';
@@ -168,23 +169,40 @@ export function splitFilters(db: DatabaseRecord, filters: Record<string, unknown
     0,
   );
   if (conditions > FILTER_LIMITS.conditions) throw invalid(`metadata_filters has ${conditions} conditions, more than ${FILTER_LIMITS.conditions}`);
-  const metadata: Record<string, Scalar | Scalar[]> = {};
+  // Without a prototype: a filter key may be any string, "__proto__" included.
+  const metadata: Record<string, Scalar | Scalar[]> = Object.create(null);
   let additionalMetadata: Record<string, Scalar | Scalar[]> | undefined;
   const schema = new Set(db.metadataSchema.map((f) => f.name));
   for (const [key, value] of Object.entries(filters)) {
     if (key === 'additional_metadata' || key === 'document_metadata' || key === 'tenant_metadata') {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`metadata_filters.${key} must be an object`);
-      const target = key === 'tenant_metadata' ? metadata : (additionalMetadata ??= {});
+      const target = key === 'tenant_metadata' ? metadata : (additionalMetadata ??= Object.create(null) as Record<string, Scalar | Scalar[]>);
       for (const [k, v] of Object.entries(value)) {
         if (key === 'tenant_metadata' && !schema.has(k)) throw invalid(`metadata_filters.tenant_metadata.${k} is not in the database metadata schema`);
-        target[k] = filterValue(v, `metadata_filters.${key}.${k}`);
+        addCondition(target, k, filterValue(v, `metadata_filters.${key}.${k}`), `metadata_filters.${key}`);
       }
       continue;
     }
     if (!schema.has(key)) throw invalid(`metadata_filters.${key} is not in the database metadata schema (free-form fields go under metadata_filters.additional_metadata)`);
-    metadata[key] = filterValue(value, `metadata_filters.${key}`);
+    addCondition(metadata, key, filterValue(value, `metadata_filters.${key}`), 'metadata_filters');
   }
   return { metadata: Object.keys(metadata).length ? metadata : undefined, additionalMetadata };
+}
+
+/**
+ * A condition on a key: a key given twice (a schema attribute at the top level and under tenant_metadata;
+ * additional_metadata and its legacy name document_metadata) must satisfy both, so its values are intersected (a
+ * chunk holds one value per key; values compare by type). The second one used to replace the first.
+ */
+function addCondition(target: Record<string, Scalar | Scalar[]>, key: string, value: Scalar | Scalar[], where: string): void {
+  if (!isIndexedMetadataKey(key)) throw invalid(`${where}: ${JSON.stringify(key.slice(0, 100))} cannot be filtered on (filter keys: ${METADATA_KEY_RULE}; items may hold other keys, stored and returned but not filterable)`);
+  if (!Object.prototype.hasOwnProperty.call(target, key)) {
+    target[key] = value;
+    return;
+  }
+  const list = (x: Scalar | Scalar[]) => (Array.isArray(x) ? x : [x]);
+  const earlier = new Set(list(target[key]).map((x) => JSON.stringify(x)));
+  target[key] = list(value).filter((x) => earlier.has(JSON.stringify(x)));
 }
 
 function filterValue(v: unknown, field: string): Scalar | Scalar[] {

@@ -1,4 +1,5 @@
 import type { ChunkDoc, Scalar, Store } from '../../../../libs/search/src/search-index.port';
+import { isIndexedMetadataKey } from '../../../../libs/search/src/metadata-filter-tokens';
 
 /** A stored chunk list entry (the ItemChunked blob). */
 export interface StoredChunk {
@@ -32,7 +33,7 @@ export const chunkIdFor = (itemKey: string, index: number) => `${itemKey}:${inde
 function scalars(record: Record<string, unknown>): Record<string, Scalar> {
   const out: Record<string, Scalar> = {};
   for (const [k, v] of Object.entries(record)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(k)) continue;
+    if (!isIndexedMetadataKey(k)) continue;
     out[k] = v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : JSON.stringify(v);
   }
   return out;
