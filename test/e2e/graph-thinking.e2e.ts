@@ -53,6 +53,16 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     expect(group).toEqual([expect.stringMatching(/^g:/)]);
   });
 
+  it('with operator and / phrase, thinking mode brings in no chunk through the graph that lacks the words (it re-ranks the matching ones)', async () => {
+    // t2 mentions Zeus but not "adopted": the graph found it for "Caroline's dog" above; here the operator excludes it.
+    const and = await t.request('POST', '/query', { body: { database: 'g', query: 'Zeus adopted', type: 'memory', query_by: 'text', operator: 'and', mode: 'thinking' } });
+    expect(ids(and)).toEqual(['t1']);
+    const phrase = await t.request('POST', '/query', { body: { database: 'g', query: 'named him Zeus', type: 'memory', query_by: 'text', operator: 'phrase', mode: 'thinking' } });
+    expect(ids(phrase)).toEqual(['t1']);
+    const or = await t.request('POST', '/query', { body: { database: 'g', query: 'Zeus adopted', type: 'memory', query_by: 'text', mode: 'thinking' } });
+    expect(ids(or)).toEqual(expect.arrayContaining(['t1', 't2']));
+  });
+
   it('forceful relations come back in additional_context in thinking mode only, within one store', async () => {
     const body = { database: 'g', query: 'Q3 roadmap billing rewrite priorities', type: 'memory', max_results: 1 };
     const thinking = await t.request('POST', '/query', { body: { ...body, mode: 'thinking' } });

@@ -68,7 +68,9 @@ export class ThinkingService {
     // Every candidate's vector, to score old and new candidates alike.
     const candidates = new Map<string, { candidate: LeanCandidate; item: RankedChunk['item']; keyword: number }>();
     for (const r of base) candidates.set(r.candidate.chunkId, { candidate: r.candidate, item: r.item, keyword: r.keyword });
-    const newKeys = [...new Set(expansion.filter((e) => !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => e.itemKey))];
+    // `and` and `phrase` promise keyword matches: the graph then re-ranks the matching hits but brings in none of its own.
+    const widens = (req.operator ?? 'or') === 'or';
+    const newKeys = widens ? [...new Set(expansion.filter((e) => !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => e.itemKey))] : [];
     // The query vector comes from the retrieval's in-process cache (the base retrieval embedded the same text).
     const [newItems, queryVector] = await Promise.all([this.retrieval.items(req.databaseId, newKeys), req.alpha > 0 ? this.retrieval.embedQuery(req.vectorText) : null]);
     const vectors = new Map<string, Float32Array>();
