@@ -281,6 +281,20 @@ describe('input at the edges', () => {
     expect(broken.json().error.message).toMatch(/declared application\/json is not valid JSON/);
   });
 
+  it('a body of a type no parser takes (text/plain, form-encoded) is 415 naming both types; a query of white space is 400', async () => {
+    const send = (url: string, type: string) => t.app.inject({ method: 'POST', url, payload: 'query=x', headers: { authorization: `Bearer ${t.key}`, 'content-type': type } });
+    for (const [url, type, takes] of [
+      ['/query', 'text/plain', 'application/json'],
+      ['/recall/full_recall', 'application/x-www-form-urlencoded', 'application/json'],
+      ['/context/ingest', 'text/plain', 'multipart/form-data'],
+    ]) {
+      const res = await send(url, type);
+      expect([url, res.statusCode, res.json().error]).toEqual([url, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: `this endpoint takes ${takes}, not ${type}` }]);
+    }
+    const blank = await t.request('POST', '/query', { body: { database: 'edges', query: ' \n\t ' } });
+    expect([blank.status, blank.body.error.code, blank.body.error.message]).toEqual([400, 'INVALID_INPUT', expect.stringContaining('query must contain something other than white space')]);
+  });
+
   it('an id holding a comma has a status: a single id is taken whole, lists may still be comma-separated', async () => {
     await ingestMemories(t, 'edges', [{ id: 'a,b', text: 'An id with a comma.' }, { id: 'c1', text: 'x' }, { id: 'c2', text: 'y' }]);
     await waitForStatus(t, 'edges', ['c1', 'c2']);

@@ -1,7 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope } from './envelope';
+import { DomainError } from '../../../../libs/domain/src/errors';
 import { mapError } from './errors';
+import { mediaTypeOf, unsupportedMediaType } from './media-type';
 import { contextOf } from './request-context';
 
 /** The one exception filter: every error leaves as the spec's envelope with a stable code. */
@@ -16,7 +18,9 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
 }
 
 export function sendError(req: FastifyRequest, reply: FastifyReply, exception: unknown, logger?: { error(m: unknown, ...r: unknown[]): void }): void {
-  const mapped = mapError(exception);
+  let mapped = mapError(exception);
+  // The framework's own 415 (a body of a type no parser takes, text/plain included) names both types, like ours.
+  if (mapped.status === 415 && !(exception instanceof DomainError)) mapped = mapError(unsupportedMediaType(req, mediaTypeOf(req)));
   if (mapped.status >= 500) {
     const e = exception as Error;
     (logger ?? console).error(`request ${req.id} failed: ${e?.stack ?? String(exception)}`);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendError } from './exception.filter';
+import { MULTIPART_ROUTES, unsupportedMediaType } from './media-type';
 import { DomainError, invalid } from '../../../../libs/domain/src/errors';
 
 /** Upload limits (docs/ingestion.md). */
@@ -88,13 +89,6 @@ export function jsonField(body: MultipartBody, name: string): unknown {
 }
 
 /** The routes that take multipart/form-data (readMultipart); every other route with a body takes JSON. */
-export const MULTIPART_ROUTES: readonly string[] = ['/context/ingest', '/ingestion/upload_knowledge'];
-
-/** 415 UNSUPPORTED_MEDIA_TYPE naming what the endpoint takes and what it got. */
-export function unsupportedMediaType(req: FastifyRequest, takes: string): DomainError {
-  const sent = String(req.headers['content-type'] ?? '').split(';')[0].trim();
-  return new DomainError('unsupported_media_type', 'UNSUPPORTED_MEDIA_TYPE', `this endpoint takes ${takes}, not ${sent || 'a body without a Content-Type'}`);
-}
 
 /**
  * A multipart body sent to a JSON endpoint would otherwise reach it as an empty body and fail on whichever field

@@ -1,11 +1,11 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
-import { IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 
 export const MAX_RESULTS_DEFAULT = 10;
 export const MAX_RESULTS_LIMIT = 100;
 
 export class QueryRequest {
-  @ApiProperty({ description: 'The query text' }) @IsString() @MinLength(1) @MaxLength(10_000) query: string;
+  @ApiProperty({ description: 'The query text' }) @IsString() @MinLength(1) @Matches(/\S/, { message: 'query must contain something other than white space' }) @MaxLength(10_000) query: string;
   @ApiPropertyOptional() @IsOptional() @IsString() database?: string;
   @ApiPropertyOptional({ deprecated: true }) @IsOptional() @IsString() tenant_id?: string;
   @ApiPropertyOptional({ description: "Collection to search (default: 'default')" }) @IsOptional() @IsString() collection?: string;
