@@ -295,6 +295,18 @@ describe('input at the edges', () => {
     expect([blank.status, blank.body.error.code, blank.body.error.message]).toEqual([400, 'INVALID_INPUT', expect.stringContaining('query must contain something other than white space')]);
   });
 
+  it('file metadata pairs with every file or the request is 400: an entry left without a file would drop its ACL silently', async () => {
+    const file = (name: string) => ({ field: 'documents', filename: name, contentType: 'text/plain', content: `Board minutes ${name}.` });
+    const byWrongName = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', file_metadata: JSON.stringify({ 'A.txt': { id: 'secretdoc', acl: ['ceo@x.com'] } }) }, [file('a.txt')]);
+    expect([byWrongName.status, byWrongName.body.error.message]).toEqual([400, expect.stringContaining('file_metadata names no uploaded file: "A.txt" (files: "a.txt"')]);
+    const tooFew = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', document_metadata: JSON.stringify([{ id: 'x1', acl: ['ceo@x.com'] }]) }, [file('one.txt'), file('two.txt')]);
+    expect([tooFew.status, tooFew.body.error.message]).toEqual([400, expect.stringContaining('file metadata has 1 entries for 2 file(s)')]);
+    expect((await t.infra.store.readAll()).filter((e) => /secretdoc|"x1"|one\.txt|two\.txt/.test(JSON.stringify(e.data)))).toEqual([]);
+    const paired = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', file_metadata: JSON.stringify({ 'a.txt': { id: 'paired-doc', acl: ['ceo@x.com'] } }) }, [file('a.txt'), file('b.txt')]);
+    expect(paired.status).toBe(200);
+    expect(paired.body.data.results.map((r: any) => r.id)).toContain('paired-doc');
+  });
+
   it('an id holding a comma has a status: a single id is taken whole, lists may still be comma-separated', async () => {
     await ingestMemories(t, 'edges', [{ id: 'a,b', text: 'An id with a comma.' }, { id: 'c1', text: 'x' }, { id: 'c2', text: 'y' }]);
     await waitForStatus(t, 'edges', ['c1', 'c2']);

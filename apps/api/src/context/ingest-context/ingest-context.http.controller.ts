@@ -63,7 +63,9 @@ export class IngestContextController {
     } else {
       if (body.fields.memories) throw invalid('memories is not accepted with type=knowledge');
       const perFile = fileMetadata(body);
-      if (perFile.length > body.files.length) throw invalid(`file metadata has ${perFile.length} entries for ${body.files.length} file(s)`);
+      // One entry per file, in file order: an entry left over or missing would pair a file with nothing, and an ACL
+      // meant for it would be lost without a word (the file then stored unrestricted).
+      if (perFile.length !== body.files.length) throw invalid(`file metadata has ${perFile.length} entries for ${body.files.length} file(s): send one per file, in the order of the files ({} for a file without metadata)`);
       items = [...this.ingestion.prepareFiles(db, collection, body.files, perFile), ...this.ingestion.prepareAppItems(db, collection, jsonField(body, 'app_knowledge'))];
       if (!items.length) throw invalid('type=knowledge needs files (field documents) and/or app_knowledge items');
     }
@@ -74,7 +76,7 @@ export class IngestContextController {
 /** `document_metadata` (SDK: array aligned with the files) or `file_metadata` (array aligned, or an object keyed by filename). */
 function fileMetadata(body: MultipartBody): FileMetadataEntry[] {
   const raw = jsonField(body, 'document_metadata') ?? jsonField(body, 'file_metadata');
-  if (raw === undefined) return [];
+  if (raw === undefined) return body.files.map(() => ({ hasAcl: false }));
   const entry = (x: unknown, where: string): FileMetadataEntry => {
     if (typeof x !== 'object' || x === null || Array.isArray(x)) throw invalid(`${where} must be an object`);
     const o = x as Record<string, unknown>;
@@ -84,7 +86,10 @@ function fileMetadata(body: MultipartBody): FileMetadataEntry[] {
   if (Array.isArray(raw)) return raw.map((x, i) => entry(x, `file metadata[${i}]`));
   if (typeof raw === 'object' && raw !== null) {
     const byName = raw as Record<string, unknown>;
-    return body.files.map((f) => (byName[f.filename] === undefined ? { hasAcl: false } : entry(byName[f.filename], `file_metadata.${f.filename}`)));
+    const names = new Set(body.files.map((f) => f.filename));
+    const unmatched = Object.keys(byName).filter((k) => !names.has(k));
+    if (unmatched.length) throw invalid(`file_metadata names no uploaded file: ${unmatched.slice(0, 5).map((k) => JSON.stringify(k)).join(', ')} (files: ${[...names].slice(0, 20).map((k) => JSON.stringify(k)).join(', ')}; names match exactly)`);
+    return body.files.map((f) => (!Object.prototype.hasOwnProperty.call(byName, f.filename) ? { hasAcl: false } : entry(byName[f.filename], `file_metadata.${f.filename}`)));
   }
   throw invalid('document_metadata / file_metadata must encode an array or an object');
 }
