@@ -307,6 +307,24 @@ describe('input at the edges', () => {
     expect(paired.body.data.results.map((r: any) => r.id)).toContain('paired-doc');
   });
 
+  it('a deletion given two different targets (query string and body) is 400 and deletes nothing', async () => {
+    await t.createDatabase('keepme');
+    await ingestMemories(t, 'edges', [{ id: 'keep-item', text: 'Not to be deleted.' }]);
+    await waitForStatus(t, 'edges', ['keep-item']);
+    for (const [method, url, body] of [
+      ['DELETE', '/databases?database=keepme', { database: 'edges' }],
+      ['DELETE', '/databases/collections?database=edges&collection=default', { collection: 'other' }],
+      ['DELETE', '/context?database=keepme', { database: 'edges', ids: ['keep-item'] }],
+    ] as const) {
+      const res = await t.request(method, url, { body });
+      expect([url, res.status, res.body.error?.message]).toEqual([url, 400, expect.stringContaining('given twice with different values')]);
+    }
+    expect((await t.request('GET', '/databases/status?database=keepme')).status).toBe(200);
+    expect((await t.request('GET', '/context/status?database=edges&id=keep-item')).body.data.indexing_status).toBe('completed');
+    // The same target in both places is fine.
+    expect((await t.request('DELETE', '/databases?database=keepme', { body: { database: 'keepme' } })).status).toBe(202);
+  });
+
   it('an id holding a comma has a status: a single id is taken whole, lists may still be comma-separated', async () => {
     await ingestMemories(t, 'edges', [{ id: 'a,b', text: 'An id with a comma.' }, { id: 'c1', text: 'x' }, { id: 'c2', text: 'y' }]);
     await waitForStatus(t, 'edges', ['c1', 'c2']);

@@ -60,5 +60,11 @@ export const databaseNotFound = (name: string) => notFound('DATABASE_NOT_FOUND',
  */
 export function scopeFromBodyAndQuery(body: object | undefined, query: object | undefined): ScopeInput {
   const sent = Object.fromEntries(Object.entries(query ?? {}).filter(([, v]) => v !== undefined));
+  // One target per request: a field given in both places with different values is refused (a deletion used to act
+  // on the query string's and ignore the body's).
+  for (const [k, v] of Object.entries(sent)) {
+    const other = (body as Record<string, unknown> | undefined)?.[k];
+    if (other !== undefined && other !== v) throw invalid(`${k} is given twice with different values (query string ${JSON.stringify(v)}, body ${JSON.stringify(other)})`);
+  }
   return { ...(body ?? {}), ...sent } as ScopeInput;
 }

@@ -8,7 +8,7 @@ import { decideOnItem } from '../../../../worker/src/item-stream';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { contextOf } from '../../http/request-context';
-import { readScope } from '../../http/scope';
+import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import { findItem, parseStoreType } from '../item-view';
@@ -21,7 +21,9 @@ export class DeleteContextController {
   @Delete('context')
   @ApiOperation({ summary: 'Delete items by id (JSON body {database, collection?, ids, type?}). Each deletion is an ItemDeleted event; chunks leave the index.' })
   async remove(@Req() req: FastifyRequest, @Body() body: Record<string, unknown> | undefined) {
-    const input = body ?? {};
+    // The scope may come in the query string too (as on the other deletions); the two must agree.
+    const query = req.query as Record<string, unknown>;
+    const input = scopeFromBodyAndQuery(body ?? {}, Object.fromEntries(['database', 'collection', 'tenant_id', 'sub_tenant_id'].filter((k) => query?.[k] !== undefined).map((k) => [k, query[k]]))) as Record<string, unknown>;
     const ctx = contextOf(req);
     const scope = readScope(ctx, input, { requireDatabase: true });
     const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
