@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createHmac } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
@@ -540,6 +541,11 @@ describe('indexing webhooks', () => {
     const fb = await t.request('POST', '/feedback', { body: { request_id: q.body.meta.request_id, feedback: 'about to vanish' } });
     expect(fb.body.data.linked).toBe(true);
     const db = (await t.infra.directory.find('default', 'gone'))!;
+    // A live delivery's stream stays (the late-delivery sweeper judges every attempt).
+    const [attempt] = (await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).slice(-1);
+    expect(attempt?.type).toBe('DeliveryAttempted');
+    expect(await t.infra.runner.waitFor(attempt.position, ['late-delivery-sweeper'], 10_000)).toBe(true);
+    expect((await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).length).toBeGreaterThan(0);
 
     expect((await t.request('DELETE', '/databases?database=gone')).status).toBe(202);
     const deadline = Date.now() + 30_000;
@@ -554,6 +560,12 @@ describe('indexing webhooks', () => {
     expect((await t.request('GET', `/webhooks/indexing/deliveries/${rec.delivery_id}`)).status).toBe(404);
     expect(await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
     expect(await t.infra.store.readStream(`feedback-${fb.body.data.feedback_id}`)).toEqual([]);
+    // An attempt the dispatcher records after the deletion (its receiver answered late) starts the stream anew: swept.
+    const late = await t.infra.store.append(`delivery-${rec.delivery_id}`, [
+      { type: 'DeliveryAttempted', data: { ...attempt.data, attempt: attempt.data.attempt + 1 }, metadata: { eventId: randomUUID(), occurredAt: new Date().toISOString(), orgId: 'default', databaseId: db.id, actor: 'system:webhook-dispatcher' } },
+    ]);
+    expect(await t.infra.runner.waitFor(late.position, ['late-delivery-sweeper'], 10_000)).toBe(true);
+    expect(await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
     expect(await t.infra.ds.query('SELECT * FROM rm_feedback WHERE feedback_id = $1', [fb.body.data.feedback_id])).toEqual([]);
   });
 

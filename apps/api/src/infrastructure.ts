@@ -23,6 +23,7 @@ import { SearchCatalog } from '../../worker/src/search/search-catalog';
 import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
 import { IndexingPipeline } from '../../worker/src/pipeline/indexing-pipeline';
 import { createInference } from '../../../libs/ingestion/src/inference/openai-chat.inference';
+import { LateDeliverySweeper } from '../../worker/src/webhooks/late-delivery-sweeper.processor';
 import { DerivedMemoryCleaner } from '../../worker/src/processors/derived-memory-cleaner.processor';
 import { join } from 'node:path';
 import { BlobDirectoryContributor, DatabaseResources, GraphTablesContributor } from '../../worker/src/database-resources';
@@ -85,7 +86,7 @@ export class Infrastructure {
     ]);
     const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
-    subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner), new SearchIndexSubscriber(ds, search, blobs, embedder, (p) => runner.waitFor(p, ['items'], 30_000)));
+    subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner), new LateDeliverySweeper(ds, store, runner), new SearchIndexSubscriber(ds, search, blobs, embedder, (p) => runner.waitFor(p, ['items'], 30_000)));
     await runner.migrate();
     await IndexingPipeline.migrate(ds);
     const inference = createInference(config.llm);

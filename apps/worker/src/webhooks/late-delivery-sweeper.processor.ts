@@ -1,0 +1,32 @@
+import type { DataSource } from 'typeorm';
+import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
+import type { Processor } from '../../../../libs/persistence/src/projection';
+import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
+
+/**
+ * A delivery attempt recorded for a database or collection that is being deleted (or is gone) is deleted from the log
+ * again. The dispatcher may be sending while the deletion lists and deletes the delivery streams; its attempt, recorded
+ * after a slow receiver answered, then started the deleted stream anew (audit of 2026-11-25: `delivery-*` streams
+ * outlived their database). The delivery is live only while its record exists and its collection is active.
+ */
+export class LateDeliverySweeper implements Processor {
+  readonly kind = 'processor' as const;
+  readonly name = 'late-delivery-sweeper';
+  readonly handles = ['DeliveryAttempted', 'DeliveryRetryRequested'] as const;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly store: EventStore,
+    private readonly runner: ProjectionRunner,
+  ) {}
+
+  async handle(event: RecordedEvent): Promise<void> {
+    await this.runner.waitFor(event.position, ['webhook-outbox', 'databases'], 30_000);
+    const [live] = await this.ds.query(
+      `SELECT 1 FROM rm_webhook_deliveries d JOIN rm_collections c ON c.database_id = d.database_id AND c.name = d.collection AND c.status = 'active'
+       WHERE d.delivery_id = $1`,
+      [event.data.deliveryId],
+    );
+    if (!live) await this.store.deleteStream(event.stream);
+  }
+}
