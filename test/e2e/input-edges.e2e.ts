@@ -325,6 +325,19 @@ describe('input at the edges', () => {
     expect((await t.request('DELETE', '/databases?database=keepme', { body: { database: 'keepme' } })).status).toBe(202);
   });
 
+  it('a collection name that cannot exist is 400 everywhere (lookups said 404), with detail when sent as sub_tenant_id; a schema whose type and data_type disagree is 400', async () => {
+    const status = await t.request('GET', '/context/status?database=edges&collection=bad%20name!&id=x');
+    expect([status.status, status.body.error.code]).toEqual([400, 'INVALID_INPUT']);
+    const del = await t.request('DELETE', '/databases/collections?database=edges&collection=-bad');
+    expect([del.status, del.body.error.code]).toEqual([400, 'INVALID_INPUT']);
+    const legacy = await t.request('POST', '/query', { body: { tenant_id: 'edges', sub_tenant_id: 'bad name!', query: 'x' } });
+    expect([legacy.status, legacy.body.error.message]).toEqual([400, expect.stringMatching(/^sub_tenant_id must be/)]);
+    expect(legacy.body.detail).toMatchObject({ deprecated: true, deprecated_field: 'sub_tenant_id', preferred_field: 'collection' });
+    const schema = await t.request('POST', '/databases', { body: { database: 'typeclash', metadata_schema: [{ name: 'x', type: 'string', data_type: 'INT64' }] } });
+    expect([schema.status, schema.body.error.message]).toEqual([400, expect.stringContaining('which disagree')]);
+    expect((await t.request('POST', '/databases', { body: { database: 'typeagree', metadata_schema: [{ name: 'x', type: 'integer', data_type: 'INT64' }] } })).status).toBeLessThan(300);
+  });
+
   it('an id holding a comma has a status: a single id is taken whole, lists may still be comma-separated', async () => {
     await ingestMemories(t, 'edges', [{ id: 'a,b', text: 'An id with a comma.' }, { id: 'c1', text: 'x' }, { id: 'c2', text: 'y' }]);
     await waitForStatus(t, 'edges', ['c1', 'c2']);

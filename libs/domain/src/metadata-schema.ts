@@ -40,6 +40,10 @@ export function normalizeMetadataSchema(raw: unknown, field = 'metadata_schema')
     if (RESERVED.has(name)) throw invalid(`${field}[${i}].name '${name}' is reserved`);
     if (seen.has(name)) throw invalid(`${field}[${i}].name '${name}' is declared twice`);
     seen.add(name);
+    if (entry.type != null && entry.data_type != null) {
+      const [a, b] = [entry.type, entry.data_type].map((x) => (typeof x === 'string' ? TYPE_ALIASES[x.toLowerCase()] : undefined));
+      if (!a || a !== b) throw invalid(`${field}[${i}] gives type '${String(entry.type)}' and data_type '${String(entry.data_type)}', which disagree: send one`);
+    }
     const rawType = entry.type ?? entry.data_type ?? 'string';
     const type = typeof rawType === 'string' ? TYPE_ALIASES[rawType.toLowerCase()] : undefined;
     if (!type) throw invalid(`${field}[${i}].type '${String(rawType)}' is not one of string, integer, float, boolean, json, array (or VARCHAR, INT8..INT64, FLOAT, DOUBLE, BOOL, JSON, ARRAY)`);

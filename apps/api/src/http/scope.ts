@@ -1,4 +1,5 @@
 import { invalid, notFound } from '../../../../libs/domain/src/errors';
+import { assertCollectionName } from '../../../../libs/domain/src/names';
 import { addDeprecation, type RequestContext } from './request-context';
 
 export interface ScopeInput {
@@ -47,6 +48,17 @@ export function readScope(ctx: RequestContext, input: ScopeInput, opts: { requir
     throw invalid(message, usedDeprecated ? { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: 'sub_tenant_id', preferred_field: 'collection', success: false } : undefined);
   }
   if (!database && opts.requireDatabase) throw invalid('database is required');
+  // A collection name that could not exist is 400 on every endpoint (lookups answered 404 for it), named as sent.
+  if (collection) {
+    const deprecated = input.collection == null && input.sub_tenant_id != null;
+    try {
+      assertCollectionName(collection, deprecated ? 'sub_tenant_id' : 'collection');
+    } catch (error) {
+      if (!deprecated) throw error;
+      const message = (error as Error).message;
+      throw invalid(message, { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: 'sub_tenant_id', preferred_field: 'collection', success: false });
+    }
+  }
   if (database) ctx.scope.database = database;
   if (collection) ctx.scope.collection = collection;
   return { database, collection };

@@ -16,6 +16,11 @@ describe('feedback input rules', () => {
     expect(n).toEqual({ requestId: rid, feedback: null, rating: null, source: 'user', groundTruth: { answer: null, sourceIds: ['a', 'b'] }, metadata: {} });
   });
 
+  it('keeps a metadata key named __proto__ as sent (as it would arrive from a parsed JSON body)', () => {
+    const n = normalizeFeedback({ request_id: rid, feedback: 'x', metadata: JSON.parse('{"__proto__":"v","k":"w"}') });
+    expect(JSON.stringify(n.metadata)).toBe('{"__proto__":"v","k":"w"}');
+  });
+
   it('a blank value counts as absent at any length: it is not measured against the limit', () => {
     const n = normalizeFeedback({ request_id: rid, feedback: ' '.repeat(9000), ground_truth: { answer: '\n'.repeat(9000), source_ids: ['doc-1'] } });
     expect(n).toMatchObject({ feedback: null, groundTruth: { answer: null, sourceIds: ['doc-1'] } });

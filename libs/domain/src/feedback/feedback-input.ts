@@ -149,7 +149,8 @@ function normalizeMetadata(value: unknown): Record<string, string> {
     if (chars(v) > FEEDBACK_LIMITS.metadataValueChars) {
       throw rule('METADATA_TOO_LARGE', `metadata.${key} is longer than ${FEEDBACK_LIMITS.metadataValueChars} characters`);
     }
-    out[key] = v;
+    // Defined, not assigned: a key named "__proto__" is kept as sent (an assignment set the prototype and lost it).
+    Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
