@@ -8,11 +8,24 @@ import { type ChunkDoc, type Scalar, SearchIndexError } from './search-index.por
  */
 export type MetadataScope = 'm' | 'a';
 
+/** Keys an engine filter may name: quoted inside tokens either way, but kept to a plain shape (defence in depth). */
+const METADATA_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
+
+export function assertValidMetadataKey(key: string): void {
+  if (!METADATA_KEY.test(key)) {
+    throw new SearchIndexError(
+      'invalid_argument',
+      `invalid metadata key ${JSON.stringify(key)}: use letters, digits, '_', '.', '-' (starting with a letter or '_')`,
+    );
+  }
+}
+
 /**
- * The metadata keys the index carries a token for, and so the only ones a search can filter on: identifiers of up to 64
- * characters. Items may hold other keys (stored and returned as sent); a filter on one is refused with a clear error
- * rather than pushed down to match nothing. (Until 2026-11-25 filters took '.' and '-' too, which the index never held,
- * so such a filter quietly matched nothing, and any other key failed the query with a 500.)
+ * The metadata keys the service indexes a token for (apps/worker chunk-docs), and so the only ones its queries can
+ * filter on: identifiers of up to 64 characters. Items may hold other keys (stored and returned as sent); a query
+ * filter on one is refused with a clear error rather than pushed down to match nothing. (Until 2026-11-25 queries took
+ * '.' and '-' too, which the service never indexed, so such a filter quietly matched nothing, and any other key failed
+ * the query with a 500.)
  */
 const INDEXED_METADATA_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
@@ -21,10 +34,6 @@ export function isIndexedMetadataKey(key: string): boolean {
 }
 
 export const METADATA_KEY_RULE = "letters, digits and '_', starting with a letter or '_', at most 64 characters";
-
-export function assertValidMetadataKey(key: string): void {
-  if (!isIndexedMetadataKey(key)) throw new SearchIndexError('invalid_argument', `invalid metadata key ${JSON.stringify(key)}: ${METADATA_KEY_RULE}`);
-}
 
 export function metadataToken(scope: MetadataScope, key: string, value: Scalar): string {
   return `${scope}:${key}=${JSON.stringify(value)}`;
