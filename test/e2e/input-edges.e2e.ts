@@ -333,6 +333,10 @@ describe('input at the edges', () => {
     const legacy = await t.request('POST', '/query', { body: { tenant_id: 'edges', sub_tenant_id: 'bad name!', query: 'x' } });
     expect([legacy.status, legacy.body.error.message]).toEqual([400, expect.stringMatching(/^sub_tenant_id must be/)]);
     expect(legacy.body.detail).toMatchObject({ deprecated: true, deprecated_field: 'sub_tenant_id', preferred_field: 'collection' });
+    for (const url of ['/databases', '/tenants']) {
+      const badName = await t.request('POST', url, { body: { tenant_id: '-bad' } });
+      expect([url, badName.status, badName.body.detail]).toEqual([url, 400, expect.objectContaining({ deprecated: true, deprecated_field: 'tenant_id', preferred_field: 'database' })]);
+    }
     const schema = await t.request('POST', '/databases', { body: { database: 'typeclash', metadata_schema: [{ name: 'x', type: 'string', data_type: 'INT64' }] } });
     expect([schema.status, schema.body.error.message]).toEqual([400, expect.stringContaining('which disagree')]);
     expect((await t.request('POST', '/databases', { body: { database: 'typeagree', metadata_schema: [{ name: 'x', type: 'integer', data_type: 'INT64' }] } })).status).toBeLessThan(300);

@@ -2,6 +2,11 @@ import { invalid, notFound } from '../../../../libs/domain/src/errors';
 import { assertCollectionName } from '../../../../libs/domain/src/names';
 import { addDeprecation, type RequestContext } from './request-context';
 
+/** A validation error about a value sent under a deprecated name: `detail` names it and its replacement (spec: Errors). */
+export function deprecatedFieldInvalid(message: string, deprecated: string, preferred: string) {
+  return invalid(message, { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: deprecated, preferred_field: preferred, success: false });
+}
+
 export interface ScopeInput {
   database?: unknown;
   tenant_id?: unknown;
@@ -21,7 +26,7 @@ function pick(ctx: RequestContext, input: ScopeInput, preferred: 'database' | 'c
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string' || value.length === 0) {
       const message = `${field} must be a non-empty string`;
-      throw invalid(message, field === deprecated ? { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: deprecated, preferred_field: preferred, success: false } : undefined);
+      throw field === deprecated ? deprecatedFieldInvalid(message, deprecated, preferred) : invalid(message);
     }
   }
   if (b !== undefined && b !== null) {
@@ -30,7 +35,7 @@ function pick(ctx: RequestContext, input: ScopeInput, preferred: 'database' | 'c
   }
   if (a != null && b != null && a !== b) {
     const message = `${preferred} '${String(a)}' and its deprecated alias ${deprecated} '${String(b)}' disagree; send only ${preferred}`;
-    throw invalid(message, { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: deprecated, preferred_field: preferred, success: false });
+    throw deprecatedFieldInvalid(message, deprecated, preferred);
   }
   return (a ?? b ?? undefined) as string | undefined;
 }
@@ -45,7 +50,7 @@ export function readScope(ctx: RequestContext, input: ScopeInput, opts: { requir
   if (!database && collection) {
     const usedDeprecated = input.sub_tenant_id != null;
     const message = usedDeprecated ? 'sub_tenant_id requires database (or tenant_id)' : 'collection requires database';
-    throw invalid(message, usedDeprecated ? { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: 'sub_tenant_id', preferred_field: 'collection', success: false } : undefined);
+    throw usedDeprecated ? deprecatedFieldInvalid(message, 'sub_tenant_id', 'collection') : invalid(message);
   }
   if (!database && opts.requireDatabase) throw invalid('database is required');
   // A collection name that could not exist is 400 on every endpoint (lookups answered 404 for it), named as sent.
@@ -55,8 +60,7 @@ export function readScope(ctx: RequestContext, input: ScopeInput, opts: { requir
       assertCollectionName(collection, deprecated ? 'sub_tenant_id' : 'collection');
     } catch (error) {
       if (!deprecated) throw error;
-      const message = (error as Error).message;
-      throw invalid(message, { error_code: 'INVALID_INPUT', message, deprecated: true, deprecated_field: 'sub_tenant_id', preferred_field: 'collection', success: false });
+      throw deprecatedFieldInvalid((error as Error).message, 'sub_tenant_id', 'collection');
     }
   }
   if (database) ctx.scope.database = database;

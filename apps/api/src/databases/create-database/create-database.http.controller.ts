@@ -8,7 +8,7 @@ import { DomainError } from '../../../../../libs/domain/src/errors';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { addDeprecation, contextOf } from '../../http/request-context';
-import { readScope } from '../../http/scope';
+import { deprecatedFieldInvalid, readScope } from '../../http/scope';
 import { keyReaches } from '../database-directory';
 import { DatabaseCommands } from '../database-commands';
 import { APP_CONFIG } from '../../tokens';
@@ -40,7 +40,13 @@ export class CreateDatabaseController {
   private async run(req: FastifyRequest, body: CreateDatabaseRequest) {
     const ctx = contextOf(req);
     const scope = readScope(ctx, body ?? {}, { requireDatabase: true });
-    const name = assertDatabaseName(scope.database, body?.database !== undefined ? 'database' : 'tenant_id');
+    const viaAlias = body?.database === undefined;
+    let name: string;
+    try {
+      name = assertDatabaseName(scope.database, viaAlias ? 'tenant_id' : 'database');
+    } catch (error) {
+      throw viaAlias ? deprecatedFieldInvalid((error as Error).message, 'tenant_id', 'database') : error;
+    }
     const auth = authOf(req);
     if (!keyReaches(auth, name)) {
       throw new DomainError('forbidden', 'FORBIDDEN', `this API key is limited to its listed databases and cannot create '${name}'`);
