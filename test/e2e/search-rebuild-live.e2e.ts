@@ -109,6 +109,19 @@ describe('search-index rebuild while the service ingests', () => {
     expect(await chunksOf()).toBe(0);
   });
 
+  it('two search-index rebuilds at once: one runs, the other is refused (together they dropped every index)', async () => {
+    await t.createDatabase('twin');
+    await ingestMemories(t, 'twin', [{ id: 'twin-1', text: 'A memory that outlives two rebuilds racing.' }]);
+    await waitForStatus(t, 'twin', ['twin-1']);
+    const both = await Promise.all([crs(t, 'projections', 'rebuild', 'search-index'), crs(t, 'projections', 'rebuild', 'search-index')]);
+    expect(both.map((r) => r.code).sort()).toEqual([0, 1]);
+    expect(both.find((r) => r.code === 1)!.err.join('\n')).toMatch(/another search-index rebuild, re-embed or verify is running/);
+    const q = await t.request('POST', '/query', { body: { database: 'twin', query: 'outlives two rebuilds racing', type: 'memory', max_results: 1 } });
+    expect([q.status, q.body.data.chunks[0]?.id]).toEqual([200, 'twin-1']);
+    const verified = await crs(t, 'projections', 'verify', 'search-index');
+    expect({ code: verified.code, out: verified.out.join('\n') }).toEqual({ code: 0, out: expect.stringContaining('search-index: equal at') });
+  });
+
   it('no generation of the index of a database outlives it: a rebuild drops old ones an earlier killed rebuild left, a deletion drops them all', async () => {
     await t.createDatabase('gens');
     await ingestMemories(t, 'gens', [{ id: 'g1', text: 'Generation test memory.' }]);

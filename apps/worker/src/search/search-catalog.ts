@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { lockKey } from '../../../../libs/persistence/src/projection-runner';
 import type { SearchIndex, Store } from '../../../../libs/search/src/search-index.port';
 import type { DatabaseComponent } from '../../../../libs/domain/src/events';
 import type { ResourceContributor } from '../database-resources';
@@ -28,6 +29,27 @@ export class SearchCatalog implements ResourceContributor {
 
   async init(): Promise<void> {
     await this.ds.query(SEARCH_CATALOG_DDL);
+  }
+
+  /**
+   * Runs a whole-index operation (rebuild, re-embed, verify) as the only one, across processes: a session advisory lock
+   * held for its whole run. Two rebuilds at once each dropped the generation the other had just made live, and every
+   * search index was gone (audit of 2026-11-25). A second one is refused at once, naming the reason.
+   */
+  async exclusively<T>(what: string, run: () => Promise<T>): Promise<T> {
+    const session = this.ds.createQueryRunner();
+    await session.connect();
+    try {
+      const [got] = await session.query('SELECT pg_try_advisory_lock($1) AS ok', [lockKey('search-index-maintenance')]);
+      if (!got.ok) throw new Error(`another search-index rebuild, re-embed or verify is running (in this or another process); run ${what} once it has finished`);
+      try {
+        return await run();
+      } finally {
+        await session.query('SELECT pg_advisory_unlock($1)', [lockKey('search-index-maintenance')]);
+      }
+    } finally {
+      await session.release();
+    }
   }
 
   /** The live index of a store, or null when the database has none (not provisioned, or deleted). */

@@ -90,6 +90,16 @@ export async function rebuildSearchIndex(
   /** only this database's indexes (a re-embed), with these dimensions */
   only?: { databaseId: string; dimensions: number },
 ) {
+  return catalog.exclusively(only ? 'the re-embed' : 'the rebuild', () => rebuildGenerations(store, catalog, subscriber, onProgress, only));
+}
+
+async function rebuildGenerations(
+  store: EventStore,
+  catalog: SearchCatalog,
+  subscriber: SearchIndexSubscriber,
+  onProgress?: (position: number, head: number) => void,
+  only?: { databaseId: string; dimensions: number },
+) {
   const started = Date.now();
   const live = (await catalog.all()).filter((e) => !only || e.databaseId === only.databaseId);
   const next = new Map(
@@ -154,6 +164,10 @@ export interface SearchVerifyResult {
 
 /** Rebuilds every index into throw-away names up to the current head and compares them chunk by chunk with the live ones. */
 export async function verifySearchIndex(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber): Promise<SearchVerifyResult> {
+  return catalog.exclusively('verify', () => verifyGenerations(store, catalog, subscriber));
+}
+
+async function verifyGenerations(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber): Promise<SearchVerifyResult> {
   const live = await catalog.all();
   const shadow = new Map(live.map((e) => [`${e.databaseId}/${e.store}`, `${e.indexName}_verify`]));
   const head = await store.headPosition();
