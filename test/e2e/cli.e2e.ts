@@ -32,6 +32,16 @@ describe('crs CLI', () => {
     expect((await crs(t, 'keys', 'revoke', prefix)).code).toBe(1);
   });
 
+  it('--databases must name databases: an empty value (an unset shell variable) or a bad name makes no key (it made an org-wide one)', async () => {
+    const before = (await crs(t, 'keys', 'list', '--org', 'narrow')).out.length;
+    for (const value of ['', ',', ' ', 'a b']) {
+      const r = await crs(t, 'keys', 'create', '--org', 'narrow', '--databases', value);
+      expect([value, r.code, r.out]).toEqual([value, 1, []]);
+      expect(r.err.join('\n')).toMatch(/--databases/);
+    }
+    expect((await crs(t, 'keys', 'list', '--org', 'narrow')).out.length).toBe(before);
+  });
+
   it('writes its whole output into a pipe before exiting (the built command, as an auditor runs it)', async () => {
     await t.createDatabase('piped');
     const memories = Array.from({ length: 300 }, (_, i) => ({ id: `p${i}`, text: `Piped memory ${i} about the long log an auditor reads through jq. `.repeat(4) }));

@@ -8,6 +8,7 @@ import { rebuildSearchIndex, verifySearchIndex } from '../../worker/src/search/s
 import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
 import { reembedDatabase } from '../../worker/src/search/reembed';
 import { aclHistory, visibleAt } from './audit';
+import { assertDatabaseName } from '../../../libs/domain/src/names';
 import { FeedbackRepository } from '../../api/src/feedback/feedback.repository';
 
 /** The search index is rebuilt by generation swap rather than in a Postgres transaction. */
@@ -48,18 +49,23 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const keys = program.command('keys').description('API keys (only a hash of each secret is stored)');
   keys
     .command('create')
+    .description('create a key and print its secret once')
     .requiredOption('--org <org>', 'organization id (created if new)')
     .option('--databases <names>', 'comma-separated databases the key may reach (default: all of the organization)')
     .option('--label <label>', 'a note to recognise the key by')
     .action(async (o: { org: string; databases?: string; label?: string }) => {
       const i = await open();
-      const databases = o.databases ? o.databases.split(',').map((s) => s.trim()).filter(Boolean) : null;
+      // Given, the option must name databases: an empty value (an unset shell variable) used to mean all of them.
+      const databases = o.databases === undefined ? null : o.databases.split(',').map((s) => s.trim()).filter(Boolean);
+      if (databases && !databases.length) throw new Error('--databases names no database; leave the option out for a key that reaches every database of the organization');
+      for (const name of databases ?? []) assertDatabaseName(name, `--databases entry '${name}'`);
       const { key, record } = await i.keys.create(o.org, { databases, label: o.label });
       io.out(key);
       io.err(`Created key ${record.prefix} for organization ${record.orgId} (${databases ? `databases: ${databases.join(', ')}` : 'all databases'}). The secret is shown only this once.`);
     });
   keys
     .command('list')
+    .description('list the keys (never their secrets)')
     .option('--org <org>', 'only this organization')
     .action(async (o: { org?: string }) => {
       const i = await open();
@@ -69,6 +75,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     });
   keys
     .command('revoke <prefix>')
+    .description('revoke a key: refused from its next request')
     .action(async (prefix: string) => {
       const i = await open();
       if (await i.keys.revoke(prefix)) io.out(`revoked ${prefix}`);
@@ -79,7 +86,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     });
 
   const projections = program.command('projections').description('read models built from the event log');
-  projections.command('status').action(async () => {
+  projections.command('status').description('each projection and processor: checkpoint and lag behind the log').action(async () => {
     const i = await open();
     for (const s of await i.runner.status()) io.out(`${s.name.padEnd(24)} ${s.kind.padEnd(10)} position ${String(s.position).padStart(8)}  head ${String(s.head).padStart(8)}  lag ${s.lag}${s.error ? `  error: ${s.error}` : ''}`);
   });
