@@ -132,5 +132,13 @@ describe('access control through HTTP (rules 1-14 that apply without connectors)
     expect(again).toEqual(then);
     const never = JSON.parse((await run('audit', 'visible', 'corp', '--database', 'acl', '--principal', 'ann@corp.io', '--at', '2000-01-01T00:00:00Z')).out[0]);
     expect(never).toMatchObject({ visible: false, rule: 'the item did not exist at that time' });
+    // The caller's principals as a set, like a query's acl: repeated or comma-separated, in any order.
+    for (const principals of [['--principal', 'ann@corp.io', '--principal', 'group:slack:eng'], ['--principal', 'group:slack:eng', '--principal', 'ann@corp.io'], ['--principal', 'ann@corp.io,group:slack:eng']]) {
+      const both = JSON.parse((await run('audit', 'visible', 'corp', '--database', 'acl', ...principals)).out[0]);
+      expect([principals.join(' '), both.visible, both.principals]).toEqual([principals.join(' '), true, expect.arrayContaining(['ann@corp.io', 'group:slack:eng'])]);
+    }
+    // An item that is not in that collection is an error (it was a definite "did not exist" answer, exit 0).
+    const elsewhere = await run('audit', 'visible', 'corp', '--database', 'acl', '--collection', 'other', '--principal', 'ann@corp.io');
+    expect([elsewhere.code, elsewhere.out]).toEqual([1, []]);
   });
 });

@@ -36,13 +36,14 @@ export async function aclHistory(store: EventStore, databaseId: string, collecti
     }));
 }
 
-/** Could `principal` see the item at `at`, and by which rule: the ACL in force then, replayed from the log. */
-export async function visibleAt(store: EventStore, databaseId: string, collection: string, itemId: string, principal: string, at: Date): Promise<VisibilityVerdict & { acl: string[] | 'unrestricted' | null; since: string | null }> {
+/** Could a caller with these principals (a query's `acl`) see the item at `at`, and by which rule: the ACL in force then, replayed from the log. */
+export async function visibleAt(store: EventStore, databaseId: string, collection: string, itemId: string, principals: string[], at: Date): Promise<(VisibilityVerdict & { acl: string[] | 'unrestricted' | null; since: string | null }) | null> {
   const history = await aclHistory(store, databaseId, collection, itemId);
+  if (!history.length) return null; // no such item in that collection, ever
   const inForce = history.filter((h) => new Date(h.at).getTime() <= at.getTime()).pop();
   if (!inForce || inForce.acl === 'deleted') {
     return { visible: false, rule: inForce ? 'the item was deleted at that time' : 'the item did not exist at that time', acl: null, since: inForce?.at ?? null };
   }
-  const verdict = explainVisibility(inForce.acl === 'unrestricted' ? undefined : inForce.acl, callerPrincipals([principal]));
+  const verdict = explainVisibility(inForce.acl === 'unrestricted' ? undefined : inForce.acl, callerPrincipals(principals));
   return { ...verdict, acl: inForce.acl, since: inForce.at };
 }

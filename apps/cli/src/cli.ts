@@ -165,16 +165,21 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .command('visible <item-id>')
     .description('could a principal see the item at a moment, and by which rule')
     .requiredOption('--database <name-or-id>', 'database of the item')
-    .requiredOption('--principal <principal>', 'an email or principal (as a query acl entry)')
+    .requiredOption('--principal <principal>', "the caller's emails or principals, as a query's acl: repeat the option or separate with commas", (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((x) => x.trim()).filter(Boolean)])
     .option('--at <time>', 'RFC 3339 time (default: now)')
     .option('--collection <name>', 'collection of the item', 'default')
     .option('--org <org>', 'organization (to resolve --database by name)', 'default')
-    .action(async (itemId: string, o: { database: string; principal: string; at?: string; collection: string; org: string }) => {
+    .action(async (itemId: string, o: { database: string; principal: string[]; at?: string; collection: string; org: string }) => {
       const { i, databaseId } = await resolveDb(o);
       const at = o.at ? new Date(o.at) : new Date();
       if (Number.isNaN(at.getTime())) throw new Error(`--at ${o.at} is not a time`);
       const v = await visibleAt(i.store, databaseId, o.collection, itemId, o.principal, at);
-      io.out(JSON.stringify({ item: itemId, principal: o.principal, at: at.toISOString(), ...v }));
+      if (!v) {
+        io.err(`no item ${itemId} in collection ${o.collection}`);
+        code = 1;
+        return;
+      }
+      io.out(JSON.stringify({ item: itemId, principals: o.principal, at: at.toISOString(), ...v }));
     });
 
   program
