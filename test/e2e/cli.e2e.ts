@@ -32,6 +32,17 @@ describe('crs CLI', () => {
     expect((await crs(t, 'keys', 'revoke', prefix)).code).toBe(1);
   });
 
+  it('events read takes whole numbers for --from and --limit, and says so otherwise', async () => {
+    await t.createDatabase('evread');
+    for (const args of [['--limit', 'abc'], ['--limit', '-1'], ['--limit', '2.5'], ['--from', 'abc'], ['--from', '-5']]) {
+      const r = await crs(t, 'events', 'read', ...args);
+      expect([args.join(' '), r.code, r.out]).toEqual([args.join(' '), 1, []]);
+      expect(r.err.join('\n')).toMatch(/must be a whole number/);
+    }
+    const two = await crs(t, 'events', 'read', '--limit', '2');
+    expect({ code: two.code, lines: two.out.length, err: two.err }).toEqual({ code: 0, lines: 2, err: [] });
+  });
+
   it('--databases must name databases: an empty value (an unset shell variable) or a bad name makes no key (it made an org-wide one)', async () => {
     const before = (await crs(t, 'keys', 'list', '--org', 'narrow')).out.length;
     for (const value of ['', ',', ' ', 'a b']) {

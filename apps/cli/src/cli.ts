@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { configFromEnv } from '../../api/src/config';
 import { Infrastructure } from '../../api/src/infrastructure';
@@ -216,16 +216,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .command('read')
     .description('print events as NDJSON')
     .option('--stream <stream>', 'one stream (default: the whole log)')
-    .option('--from <position>', 'start after this global position (whole log) or at this revision (stream)', '0')
+    .option('--from <position>', 'start after this global position (whole log) or at this revision (stream)', wholeNumber('--from'), '0')
     .option('--database <name-or-id>', 'only events of this database (id, or name of the default organization)')
     .option('--org <org>', 'organization used to resolve --database by name', 'default')
-    .option('--limit <n>', 'stop after n events')
+    .option('--limit <n>', 'stop after n events', wholeNumber('--limit'))
     .action(async (o: { stream?: string; from: string; database?: string; org: string; limit?: string }) => {
       const i = await open();
       const limit = o.limit ? Number(o.limit) : Infinity;
       let databaseId: string | undefined;
       if (o.database) databaseId = /^[0-9a-f-]{36}$/.test(o.database) ? o.database : (await i.directory.find(o.org, o.database))?.id;
-      if (o.database && !databaseId) throw new Error(`database ${o.database} not found in organization ${o.org}`);
+      if (o.database && !databaseId) {
+        throw new Error(`database ${o.database} not found in organization ${o.org} (a deleted database is named by its id: its DatabaseDeleted record is on the stream databases-${o.org})`);
+      }
       let printed = 0;
       const emit = (e: any) => {
         if (databaseId && e.metadata?.databaseId !== databaseId && e.data?.databaseId !== databaseId) return;
@@ -298,4 +300,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     await stopPg?.();
   }
   return code;
+}
+
+/** An option value that must be a whole number (0, 1, 2, ...): anything else stops the command with a clear error. */
+function wholeNumber(option: string) {
+  return (value: string): string => {
+    if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`${option} must be a whole number (0, 1, 2, ...), not '${value}'`);
+    return value.trim();
+  };
 }
