@@ -126,6 +126,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
             code = 1;
             const d = r.firstDifference!;
             io.out(`${n}: DIFFERENT at position ${r.position}: first difference in ${d.index} chunk ${d.chunkId}\n  live:    ${d.live?.slice(0, 300)}\n  rebuilt: ${d.rebuilt?.slice(0, 300)}`);
+            if (r.unsettled) io.out(`  (writes were arriving: ${r.unsettled.appended} events appended during the last of 3 comparisons; the index keeps an item's latest attributes, so run verify again once they stop)`);
           }
           continue;
         }
