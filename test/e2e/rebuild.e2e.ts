@@ -1,4 +1,4 @@
-import { CachedEmbedder, PostgresEmbeddingCache, type Embedder } from '../../libs/embeddings/src';
+import { CachedEmbedder, PostgresEmbeddingCache, VectorSpaces, type Embedder } from '../../libs/embeddings/src';
 import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
 import { rebuildSearchIndex, serialize, snapshotSearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
 import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
@@ -83,7 +83,7 @@ describe('a scripted workload rebuilds to identical read models and search index
     // Search index: a new generation from the log, vectors from the cache only.
     const cache = new PostgresEmbeddingCache(t.infra.pool);
     const noModel = new CachedEmbedder(new ForbiddenEmbedder(t.infra.embedder.modelId, t.infra.embedder.dimensions), cache);
-    const r = await rebuildSearchIndex(t.infra.store, t.infra.search, new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, noModel));
+    const r = await rebuildSearchIndex(t.infra.store, t.infra.search, new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, new VectorSpaces(noModel)));
     expect(r.indexes).toBe(2);
     const indexAfter = await snapshotSearchIndex(t.infra.search);
     const names = (await t.infra.search.all()).map((e) => e.indexName);

@@ -1,4 +1,6 @@
 import { runCli } from '../../apps/cli/src/cli';
+import { DatabaseCommands } from '../../apps/api/src/databases/database-commands';
+import { createEmbedder } from '../../libs/embeddings/src';
 import { FakeOpenAiServer } from '../integration/embedder.fake-openai-server';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -99,6 +101,76 @@ describe('crs databases reembed', () => {
     ]);
     // A rebuild of the search index reproduces it exactly.
     const verify = await crs({}, 'projections', 'verify', 'search-index');
+    expect(verify.out.join('\n')).toContain('equal');
+  });
+});
+
+/**
+ * A re-embed killed half-way used to leave its database recorded with the new model while its indexes still held the
+ * old one: its queries failed, the search-index processor retried a vector of the wrong length forever (so no other
+ * database was indexed either), and running the re-embed again said there was nothing to do. The service here runs the
+ * 16-dimension model; the database is left exactly in that state (created with GloVe, its change recorded, its indexes
+ * never rebuilt).
+ */
+describe('crs databases reembed, resumed after a kill', () => {
+  let t: TestApp;
+  const fake = new FakeOpenAiServer(16);
+  const fakeEnv = () => ({ EMBEDDINGS_PROVIDER: 'openai', EMBEDDINGS_URL: fake.baseUrl, EMBEDDINGS_MODEL: 'fake-embed', EMBEDDINGS_DIMENSIONS: '16' });
+
+  beforeAll(async () => {
+    await fake.start();
+    t = await startTestApp('reembed-resume', { embeddings: { provider: 'openai', url: fake.baseUrl, model: 'fake-embed', dimensions: 16 } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.stop();
+  });
+
+  async function crs(env: Record<string, string>, ...args: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir, ...env }, progress: false });
+    return { code, out, err };
+  }
+  const ids = (res: { body: any }) => [...new Set<string>((res.body.data?.chunks ?? []).map((c: any) => c.id))];
+
+  it('keeps every other database indexing, answers queries meanwhile, and finishes when run again', async () => {
+    const glove = { modelId: createEmbedder({}).modelId, dimensions: 100 };
+    const fakeSpace = { modelId: t.infra.embedder.modelId, dimensions: 16 };
+    const commands = t.app.get(DatabaseCommands);
+    const ctx = { orgId: 'default', actor: 'test' };
+    const { databaseId } = await commands.create(ctx, 'stuck', [], glove);
+    for (let i = 0; i < 400 && (await t.infra.search.all()).filter((e) => e.databaseId === databaseId).length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    expect((await t.infra.search.all()).filter((e) => e.databaseId === databaseId).map((e) => e.dimensions)).toEqual([100, 100]);
+    // Before the change: this service's model is not the database's, its memory errors and waits for the re-embed.
+    await ingestMemories(t, 'stuck', [{ id: 'early', text: 'The kestrel nests on the old water tower.' }]);
+    await waitForStatus(t, 'stuck', ['early'], ['errored']);
+    // The state a re-embed killed after recording the change (and before its swap) used to leave.
+    await commands.onDatabase(ctx, databaseId, { type: 'ChangeEmbedder', databaseId, embedder: fakeSpace, createdWith: glove });
+    await ingestMemories(t, 'stuck', [{ id: 'late', text: 'The kestrel came back to the tower at dusk.' }]);
+
+    // Another database keeps indexing, and the stuck one answers (by keywords: its index holds no vectors of this model).
+    await t.createDatabase('bystander');
+    await ingestMemories(t, 'bystander', [{ id: 'b1', text: 'Grace bakes sourdough every Sunday morning.' }]);
+    await waitForStatus(t, 'bystander', ['b1']);
+    const meanwhile = await t.request('POST', '/query', { body: { database: 'stuck', query: 'kestrel tower' } });
+    expect(meanwhile.status).toBe(200);
+    const bystander = await t.request('POST', '/query', { body: { database: 'bystander', query: 'sourdough bread' } });
+    expect(ids(bystander)).toEqual(['b1']);
+
+    // Running the re-embed again finishes the move: indexes rebuilt in the new space, the errored memory queued again.
+    const resumed = await crs(fakeEnv(), 'databases', 'reembed', 'stuck');
+    expect(resumed.err).toEqual([]);
+    expect(resumed.out.join('\n')).toMatch(new RegExp(`${glove.modelId} \\(100\\) -> ${fakeSpace.modelId} \\(16\\); rebuilt 2 index\\(es\\) from \\d+ events, requeued 1 item`));
+    await waitForStatus(t, 'stuck', ['early', 'late']);
+    const after = await t.request('POST', '/query', { body: { database: 'stuck', query: 'kestrel tower', max_results: 10 } });
+    expect(ids(after).sort()).toEqual(['early', 'late']);
+    expect(after.body.data.chunks.some((c: any) => c.scores?.vector > 0)).toBe(true);
+    const entries = (await t.infra.search.all()).filter((e) => e.databaseId === databaseId);
+    expect(entries.map((e) => [e.modelId, e.dimensions])).toEqual([[fakeSpace.modelId, 16], [fakeSpace.modelId, 16]]);
+
+    expect((await crs(fakeEnv(), 'databases', 'reembed', 'stuck')).out.join('\n')).toContain('nothing to do');
+    const verify = await crs(fakeEnv(), 'projections', 'verify', 'search-index');
     expect(verify.out.join('\n')).toContain('equal');
   });
 });

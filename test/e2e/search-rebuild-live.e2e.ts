@@ -81,7 +81,8 @@ describe('search-index rebuild while the service ingests', () => {
     await ingestMemories(t, 'ghost', [{ id: 'ghost-1', text: 'A memory deleted while a rebuild replayed it.' }]);
     await waitForStatus(t, 'ghost', ['ghost-1']);
     const [{ database_id: databaseId, item_key: itemKey }] = await t.infra.ds.query(`SELECT database_id, item_key FROM rm_items WHERE item_id = 'ghost-1'`);
-    const index = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!.indexName;
+    const entry = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
+    const index = entry.indexName;
     const chunksOf = async () => (await t.infra.search.index.listChunks(index, { limit: 1000, offset: 0 })).filter((d) => d.itemId === itemKey).length;
     const chunked = (await t.infra.store.readAll()).find((e) => e.type === 'ItemChunked' && e.data.itemKey === itemKey)!;
     // The replay's engine write waits until the service has deleted the item (read model, then index): the order in
@@ -103,8 +104,8 @@ describe('search-index rebuild while the service ingests', () => {
           : Reflect.get(o, k),
     });
     const catalog = new Proxy(live, { get: (o, k) => (k === 'index' ? index_ : Reflect.get(o, k)) });
-    const subscriber = new SearchIndexSubscriber(t.infra.ds, catalog, t.infra.blobs, t.infra.embedder);
-    await replayTail(t.infra.store, subscriber, async (db, store) => (db === databaseId && store === 'memory' ? index : null), chunked.position - 1);
+    const subscriber = new SearchIndexSubscriber(t.infra.ds, catalog, t.infra.blobs, t.infra.vectorSpaces);
+    await replayTail(t.infra.store, subscriber, async (db, store) => (db === databaseId && store === 'memory' ? { name: index, modelId: entry.modelId, dimensions: entry.dimensions } : null), chunked.position - 1);
     expect(deleted).toBe(true);
     expect(await chunksOf()).toBe(0);
   });
@@ -149,12 +150,12 @@ describe('search-index rebuild while the service ingests', () => {
     await waitForStatus(t, 'swapguard', ['s1']);
     const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 's1'`);
     const live = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
-    const stale = await t.infra.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', 99), 99, live.dimensions, live.generation - 1);
+    const stale = await t.infra.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', 99), 99, live, live.generation - 1);
     expect(stale).toBe(false);
     expect((await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!.generation).toBe(live.generation);
     expect((await t.request('DELETE', '/databases?database=swapguard')).status).toBe(202);
     for (let i = 0; i < 400 && (await t.infra.search.all()).some((e) => e.databaseId === databaseId); i++) await new Promise((r) => setTimeout(r, 25));
-    const afterDelete = await t.infra.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', live.generation + 1), live.generation + 1, live.dimensions, live.generation);
+    const afterDelete = await t.infra.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', live.generation + 1), live.generation + 1, live, live.generation);
     expect(afterDelete).toBe(false);
     expect((await t.infra.search.all()).some((e) => e.databaseId === databaseId)).toBe(false);
   });

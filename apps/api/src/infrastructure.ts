@@ -16,7 +16,7 @@ import { webhookOutboxProjection } from '../../../projections/webhook-outbox/web
 import { openWebhookRuntime, type WebhookRuntime } from '../../worker/src/webhooks/webhook-runtime';
 import { feedbackStreams } from './feedback/feedback.repository';
 import { graphProjection, GRAPH_TABLES } from '../../../projections/graph/graph.projection';
-import { createEmbedder, PostgresEmbeddingCache, type Embedder } from '../../../libs/embeddings/src';
+import { createEmbedder, PostgresEmbeddingCache, VectorSpaces, type Embedder } from '../../../libs/embeddings/src';
 import { createSearchIndex } from '../../../libs/search/src';
 import { BlobStore } from '../../../libs/persistence/src/blob-store';
 import { SearchCatalog } from '../../worker/src/search/search-catalog';
@@ -53,6 +53,8 @@ export class Infrastructure {
     readonly resources: DatabaseResources,
     readonly blobs: BlobStore,
     readonly embedder: Embedder,
+    /** the configured embedder, and the embedding cache for indexes of another model (a re-embed in progress) */
+    readonly vectorSpaces: VectorSpaces,
     readonly search: SearchCatalog,
     readonly pipeline: IndexingPipeline,
     /** URL guard, secret vault, sender and the outbox dispatcher (docs/webhooks.md) */
@@ -74,6 +76,7 @@ export class Infrastructure {
     const cache = new PostgresEmbeddingCache(pool);
     await cache.init();
     const embedder = createEmbedder({ ...config.embeddings, cache });
+    const vectorSpaces = new VectorSpaces(embedder, cache);
     config = { ...config, embedder: { modelId: embedder.modelId, dimensions: embedder.dimensions } };
     const search = new SearchCatalog(ds, createSearchIndex({ elasticsearchUrl: config.elasticsearchUrl, lanceDir: join(config.dataDir, 'lancedb') }));
     await search.init();
@@ -86,7 +89,7 @@ export class Infrastructure {
     ]);
     const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
-    subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner), new LateDeliverySweeper(ds, store, runner), new SearchIndexSubscriber(ds, search, blobs, embedder, (p) => runner.waitFor(p, ['items'], 30_000)));
+    subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner), new LateDeliverySweeper(ds, store, runner), new SearchIndexSubscriber(ds, search, blobs, vectorSpaces, (p) => runner.waitFor(p, ['items', 'databases'], 30_000), log));
     await runner.migrate();
     await IndexingPipeline.migrate(ds);
     const inference = createInference(config.llm);
@@ -94,7 +97,7 @@ export class Infrastructure {
     resources.add(feedbackStreams(ds));
     const webhooks = await openWebhookRuntime({ ds, store, runner, config, log, resources });
     if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
-    return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, search, pipeline, webhooks);
+    return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, vectorSpaces, search, pipeline, webhooks);
   }
 
   /** Starts projections, processors and the indexing pipeline (the worker role). */

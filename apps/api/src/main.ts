@@ -17,6 +17,13 @@ async function main(): Promise<void> {
       dataDir,
       log: process.env.LOG_LEVEL === 'debug' ? (l) => console.log(l) : undefined,
       statStatements: process.env.POSTGRES_STAT_STATEMENTS === 'true',
+      onUnexpectedExit: ({ code, signal }) => console.error(`embedded Postgres exited unexpectedly (${signal ?? `code ${code}`}); restarting it`),
+      onRestarted: (attempt) => console.error(`embedded Postgres restarted (attempt ${attempt})`),
+      onGiveUp: (err) => {
+        // Nothing can be served without it: exit, so a supervisor (or the operator) starts the service again.
+        console.error(`embedded Postgres could not be restarted (${err.message}); exiting`);
+        process.exit(1);
+      },
     });
     databaseUrl = pg.url;
     stopPostgres = () => pg.stop();

@@ -98,7 +98,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       const names = name === 'all' ? [...i.runner.readModels.map((p) => p.name), SEARCH_INDEX] : [name];
       for (const n of names) {
         if (n === SEARCH_INDEX) {
-          const r = await rebuildSearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.embedder));
+          const r = await rebuildSearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.vectorSpaces));
           io.out(`${n}: rebuilt ${r.indexes} index(es) from ${r.events} events up to position ${r.position} in ${r.ms} ms (${Math.round((r.events / Math.max(1, r.ms)) * 1000)} events/s)`);
           continue;
         }
@@ -120,7 +120,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       const names = name === 'all' ? [...i.runner.readModels.map((p) => p.name), SEARCH_INDEX] : [name];
       for (const n of names) {
         if (n === SEARCH_INDEX) {
-          const r = await verifySearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.embedder));
+          const r = await verifySearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.vectorSpaces));
           if (r.equal) io.out(`${n}: equal at position ${r.position} (${r.indexes.map((x) => `${x.key} ${x.chunks} chunks`).join(', ') || 'no indexes'})`);
           else {
             code = 1;
@@ -198,7 +198,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       const bar = io.progress ? new SingleBar({ format: `reembed [{bar}] {value}/{total} positions`, hideCursor: true }, Presets.shades_classic) : undefined;
       bar?.start(Math.max(1, await i.store.headPosition()), 0);
       const r = await reembedDatabase(
-        { ds: i.ds, store: i.store, runner: i.runner, catalog: i.search, subscriber: new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.embedder), embedder: i.embedder },
+        { ds: i.ds, store: i.store, runner: i.runner, catalog: i.search, subscriber: new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.vectorSpaces), embedder: i.embedder },
         { id: databaseId, orgId: row.org_id },
         { orgId: row.org_id, actor: 'cli' },
         (p, head) => {

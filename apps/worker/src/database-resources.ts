@@ -1,6 +1,6 @@
 import { mkdir, access } from 'node:fs/promises';
 import type { DataSource } from 'typeorm';
-import type { DatabaseComponent } from '../../../libs/domain/src/events';
+import type { DatabaseComponent, EmbedderSpec } from '../../../libs/domain/src/events';
 import type { BlobStore } from '../../../libs/persistence/src/blob-store';
 
 /**
@@ -8,7 +8,7 @@ import type { BlobStore } from '../../../libs/persistence/src/blob-store';
  * purges it on deletion; `provision` returns only once the part really exists.
  */
 export interface ResourceContributor {
-  provision?(databaseId: string, component: DatabaseComponent, dimensions: number): Promise<Record<string, unknown> | void>;
+  provision?(databaseId: string, component: DatabaseComponent, embedder: EmbedderSpec): Promise<Record<string, unknown> | void>;
   purgeDatabase?(databaseId: string): Promise<void>;
   purgeCollection?(databaseId: string, collection: string): Promise<void>;
   /** Event streams holding this database's (or collection's) content, deleted with it. */
@@ -22,9 +22,9 @@ export class DatabaseResources {
     this.contributors.push(contributor);
   }
 
-  async provision(databaseId: string, component: DatabaseComponent, dimensions: number): Promise<Record<string, unknown>> {
+  async provision(databaseId: string, component: DatabaseComponent, embedder: EmbedderSpec): Promise<Record<string, unknown>> {
     const detail: Record<string, unknown> = {};
-    for (const c of this.contributors) Object.assign(detail, (await c.provision?.(databaseId, component, dimensions)) ?? {});
+    for (const c of this.contributors) Object.assign(detail, (await c.provision?.(databaseId, component, embedder)) ?? {});
     return detail;
   }
 

@@ -34,7 +34,18 @@ export interface EmbeddedPostgresOptions {
    * under this one).
    */
   role?: 'service' | 'cli';
+  /**
+   * Called when the Postgres this process started exits on its own (killed, out of memory, crashed). It is started
+   * again (WAL recovery keeps every committed write), up to RESTART_ATTEMPTS times with growing pauses; `onGiveUp`
+   * when that fails, so the caller can exit and its supervisor restart the whole service.
+   */
+  onUnexpectedExit?: (event: { code: number | null; signal: string | null }) => void;
+  onRestarted?: (attempt: number) => void;
+  onGiveUp?: (err: Error) => void;
 }
+
+/** Restarts tried after an unexpected exit, waiting 1, 2, 4, 8 and 16 s before each. */
+const RESTART_ATTEMPTS = 5;
 
 const USER = 'crs';
 const PASSWORD = 'crs-embedded';
@@ -90,6 +101,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   }
   await pg.start();
   writeFileSync(ownerFile(dataDir), `${process.pid} ${role} ${processStartTime(process.pid) ?? ''}`.trim());
+  const supervisor = supervise(pg, opts);
   const admin = pg.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
   try {
@@ -112,8 +124,49 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     owned: true,
     url: urlFor(port, database),
     stop: async () => {
-      await pg.stop();
+      await supervisor.stop();
       rmSync(ownerFile(dataDir), { force: true });
+    },
+  };
+}
+
+/**
+ * Watches the postmaster this process started: an exit nobody asked for is followed by restarts on the same port and
+ * data directory (the pools reconnect on their own; meanwhile /ready says Postgres is unreachable). Before this, a
+ * killed Postgres left a service that answered /health and failed every request until someone restarted it.
+ */
+function supervise(pg: any, opts: EmbeddedPostgresOptions): { stop(): Promise<void> } {
+  let stopping = false;
+  const alive = () => pg.process && pg.process.exitCode === null && pg.process.signalCode === null;
+  const watch = () => {
+    pg.process?.once('exit', (code: number | null, signal: string | null) => {
+      if (!stopping) void recover(code, signal);
+    });
+  };
+  const recover = async (code: number | null, signal: string | null) => {
+    opts.onUnexpectedExit?.({ code, signal });
+    let last: Error = new Error('not restarted');
+    for (let attempt = 1; attempt <= RESTART_ATTEMPTS && !stopping; attempt++) {
+      // Its backends notice the postmaster is gone and exit; until they have, a new postmaster refuses the data directory.
+      await new Promise((r) => setTimeout(r, 1000 * 2 ** (attempt - 1)));
+      if (stopping) return;
+      try {
+        await pg.start();
+        watch();
+        opts.onRestarted?.(attempt);
+        return;
+      } catch (err) {
+        last = err instanceof Error ? err : new Error(`postgres exited while starting (attempt ${attempt})`);
+      }
+    }
+    if (!stopping) opts.onGiveUp?.(last);
+  };
+  watch();
+  return {
+    async stop() {
+      stopping = true;
+      // pg.stop() waits for an 'exit' that a process already gone never sends again.
+      if (alive()) await pg.stop();
     },
   };
 }

@@ -26,7 +26,7 @@ describe('retrieval candidate pool', () => {
     const infra = {
       queryClock: new StepClock(),
       embedder: { embed: async (texts: string[]) => texts.map(() => Float32Array.from([1, 0])) },
-      search: { indexName: async () => 'idx', index },
+      search: { entry: async () => ({ name: 'idx', modelId: null, dimensions: 2 }), index },
     } as unknown as Infrastructure;
     const service = new RetrievalService(infra);
     const ask = async (limit: number) => {

@@ -4,6 +4,7 @@ import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
 import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
 import type { Infrastructure } from '../infrastructure';
+import type { IndexRef } from '../../../worker/src/search/search-catalog';
 import { INFRASTRUCTURE } from '../tokens';
 import { CONTEXT, type ContextWeights, lendScores, type Neighbour } from './conversation-context';
 import { candidatePool, poolSize, type PoolSize } from './pool-size';
@@ -102,6 +103,14 @@ export class RetrievalService {
     return pending;
   }
 
+  /**
+   * Whether an index holds vectors of the model that embeds queries here. The database's record says so too, but a
+   * re-embed swaps the index first and records the change after: in between, vectors of two models are never compared.
+   */
+  queryVectorsFit(ref: IndexRef): boolean {
+    return ref.modelId === null || (ref.modelId === this.infra.embedder.modelId && ref.dimensions === this.infra.embedder.dimensions);
+  }
+
   async retrieve(req: RetrievalRequest): Promise<RankedChunk[]> {
     const now = Date.now();
     const pool = candidatePool(this.pool, req.limit);
@@ -124,8 +133,9 @@ export class RetrievalService {
     const rows = new ItemRows((keys) => this.items(req.databaseId, keys));
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
-        const index = await this.infra.search.indexName(req.databaseId, store);
-        if (!index) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[] };
+        const ref = await this.infra.search.entry(req.databaseId, store);
+        if (!ref) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[] };
+        const index = ref.name;
         const load = (hits: LeanCandidate[]) => clock.timed(`read_model.${store}`, 1, () => rows.load(hits.map((c) => c.itemId))).then(() => hits);
         // Lean hits: the engine reads ids, version and text only (metadata, ACL, dates come from the read model).
         const [kw, vec] = await Promise.all([
@@ -135,7 +145,7 @@ export class RetrievalService {
                 .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now, rows)) : hits))
                 .then(load)
             : Promise.resolve([]),
-          vectorPromise.then((v) => (v ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter })).then(load) : [])),
+          vectorPromise.then((v) => (v && this.queryVectorsFit(ref) ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter })).then(load) : [])),
         ]);
         return { kw, vec };
       }),

@@ -77,18 +77,20 @@ export class ThinkingService {
     const now = Date.now();
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
-        const index = await this.infra.search.indexName(req.databaseId, store as Store);
-        if (!index) return [];
+        const ref = await this.infra.search.entry(req.databaseId, store as Store);
+        if (!ref) return { docs: [], vectorsFit: false };
+        const index = ref.name;
         const wanted = [
           ...base.filter((r) => r.item.store === store).map((r) => r.candidate.chunkId),
           ...expansion.filter((e) => newItems.get(e.itemKey)?.store === store && !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => `${e.itemKey}:${e.chunkIndex}`),
         ];
-        return clock.timed(`thinking.vectors.${store}`, 1, () => this.infra.search.index.getChunks(index, wanted));
+        const docs = await clock.timed(`thinking.vectors.${store}`, 1, () => this.infra.search.index.getChunks(index, wanted));
+        return { docs, vectorsFit: this.retrieval.queryVectorsFit(ref) };
       }),
     );
-    for (const docs of perStore) {
+    for (const { docs, vectorsFit } of perStore) {
       for (const doc of docs) {
-        vectors.set(doc.chunkId, doc.vector as Float32Array);
+        if (vectorsFit) vectors.set(doc.chunkId, doc.vector as Float32Array);
         if (!candidates.has(doc.chunkId)) {
           const item = newItems.get(doc.itemId);
           const candidate = asCandidate(doc);

@@ -15,7 +15,7 @@ import { rebuildSearchIndex } from './search-index-rebuild';
 import type { SearchIndexSubscriber } from './search-index.subscriber';
 
 export interface ReembedResult {
-  /** false when the database already embeds with this embedder (nothing was done) */
+  /** false when the database already embeds with this embedder, its indexes hold it and no item waits for it (nothing was done) */
   changed: boolean;
   previous: EmbedderSpec;
   embedder: EmbedderSpec;
@@ -28,13 +28,17 @@ export interface ReembedResult {
 }
 
 /**
- * Moves a database to another embedder (docs/databases.md, "Changing the embedder"):
- * 1. records DatabaseEmbedderChanged on the database's stream (the databases read model follows);
- * 2. builds a new generation of the database's search indexes with the new dimensions from the log: every chunk is
- *    embedded again with `embedder` (through the embedding cache, which then holds both vector spaces), and the
- *    catalog is swapped to it; queries never see a mix of vector spaces;
+ * Moves a database to another embedder (docs/databases.md, "Changing the embedder"), in an order that a kill at any
+ * point leaves resumable by running it again:
+ * 1. unless the database's live indexes already hold the new vector space, builds a new generation of them from the
+ *    log, every chunk embedded with `embedder` (through the embedding cache, which then holds both vector spaces),
+ *    and swaps the catalog to it; queries never see a mix of vector spaces;
+ * 2. records DatabaseEmbedderChanged on the database's stream (the databases read model follows): only now do the
+ *    pipeline and queries take the database for the new model's;
  * 3. queues again the items that errored with EMBEDDER_MISMATCH (their last ItemIngested is appended again).
- * `runner` must be running the read models (the caller starts them), so step 2 and 3 see step 1.
+ * Recording the change first (as before) and being killed in step 1 left a database whose record named the new model
+ * while its indexes held the old one: its queries failed, its chunk writes failed, and a second run had nothing to do.
+ * `runner` must be running the read models (the caller starts them), so step 3 sees step 2.
  */
 export async function reembedDatabase(
   deps: { ds: DataSource; store: EventStore; runner: ProjectionRunner; catalog: SearchCatalog; subscriber: SearchIndexSubscriber; embedder: Embedder },
@@ -45,6 +49,16 @@ export async function reembedDatabase(
   const started = Date.now();
   const embedder: EmbedderSpec = { modelId: deps.embedder.modelId, dimensions: deps.embedder.dimensions };
   const createdWith = await embedderAtCreation(deps.store, db);
+  const history = await deps.store.readStream(streams.database(db.id));
+  const recordedBefore = history.reduce((s, e) => evolveDatabase(s, e as unknown as DatabaseEvent), initialDatabase()).embedder ?? createdWith;
+
+  const live = (await deps.catalog.all()).filter((e) => e.databaseId === db.id);
+  const inSpace = live.every((e) => e.modelId !== null && sameSpace({ modelId: e.modelId, dimensions: e.dimensions }, embedder));
+  // Resuming a run killed after it had recorded the change: what moves is what the indexes held.
+  const held = live.find((e) => e.modelId !== null && e.modelId !== embedder.modelId);
+  const previous = sameSpace(recordedBefore, embedder) && held ? { modelId: held.modelId!, dimensions: held.dimensions } : recordedBefore;
+  const rebuilt = inSpace ? { indexes: 0, events: 0 } : await rebuildSearchIndex(deps.store, deps.catalog, deps.subscriber, onProgress, { databaseId: db.id, space: embedder });
+
   const outcome = await handleCommand<ReturnType<typeof initialDatabase>, DatabaseEvent, DatabaseCommand>(
     deps.store,
     streams.database(db.id),
@@ -53,13 +67,10 @@ export async function reembedDatabase(
     { type: 'ChangeEmbedder', databaseId: db.id, embedder, createdWith },
     { ...ctx, databaseId: db.id },
   );
-  const changed = outcome.events.find((e) => e.type === 'DatabaseEmbedderChanged');
-  if (!changed || outcome.position === null) return { changed: false, previous: embedder, embedder, indexes: 0, events: 0, requeued: 0, ms: Date.now() - started };
-  const previous = changed.data.previous;
-  if (!(await deps.runner.waitFor(outcome.position, ['databases', 'items'], 60_000))) throw new Error('the read models did not catch up in time');
+  const recorded = outcome.events.some((e) => e.type === 'DatabaseEmbedderChanged');
+  if (outcome.position !== null && !(await deps.runner.waitFor(outcome.position, ['databases', 'items'], 60_000))) throw new Error('the read models did not catch up in time');
 
-  const rebuilt = await rebuildSearchIndex(deps.store, deps.catalog, deps.subscriber, onProgress, { databaseId: db.id, dimensions: embedder.dimensions });
-
+  // Items that errored while the database was between models (also those a killed run left errored).
   const errored: { item_key: string }[] = await deps.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND status = 'errored' AND error_code = 'EMBEDDER_MISMATCH'`, [db.id]);
   const histories = await deps.store.readStreams(errored.map((r) => streams.item(db.id, r.item_key)));
   const decisions = errored.flatMap((r) => {
@@ -71,8 +82,11 @@ export async function reembedDatabase(
   const requeued = await decideOnItems(deps.store, decisions);
   const last = lastPosition(requeued);
   if (last !== null) await deps.runner.waitFor(last, ['items'], 60_000);
-  return { changed: true, previous, embedder, indexes: rebuilt.indexes, events: rebuilt.events, requeued: requeued.filter((o) => o.events?.length).length, ms: Date.now() - started };
+  const requeuedCount = requeued.filter((o) => o.events?.length).length;
+  return { changed: recorded || rebuilt.indexes > 0 || requeuedCount > 0, previous, embedder, indexes: rebuilt.indexes, events: rebuilt.events, requeued: requeuedCount, ms: Date.now() - started };
 }
+
+const sameSpace = (a: EmbedderSpec, b: EmbedderSpec) => a.modelId === b.modelId && a.dimensions === b.dimensions;
 
 /** The embedder recorded when the database was created (on the organization's registry stream). */
 async function embedderAtCreation(store: EventStore, db: { id: string; orgId: string }): Promise<EmbedderSpec> {

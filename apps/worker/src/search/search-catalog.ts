@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { lockKey } from '../../../../libs/persistence/src/projection-runner';
 import type { SearchIndex, Store } from '../../../../libs/search/src/search-index.port';
-import type { DatabaseComponent } from '../../../../libs/domain/src/events';
+import type { DatabaseComponent, EmbedderSpec } from '../../../../libs/domain/src/events';
 import type { ResourceContributor } from '../database-resources';
 
 /**
@@ -17,18 +17,42 @@ export const SEARCH_CATALOG_DDL = `CREATE TABLE IF NOT EXISTS search_indexes (
   PRIMARY KEY (database_id, store)
 )`;
 
+/** The vector space each index holds (null: registered before it was recorded; the database's embedder then). */
+export const SEARCH_CATALOG_MODEL_DDL = 'ALTER TABLE search_indexes ADD COLUMN IF NOT EXISTS model_id text';
+
+/** A live index and the vector space its chunks hold. */
+export interface IndexRef {
+  name: string;
+  /** null for an index registered before the catalog recorded models */
+  modelId: string | null;
+  dimensions: number;
+}
+
+export interface CatalogEntry {
+  databaseId: string;
+  store: Store;
+  indexName: string;
+  generation: number;
+  dimensions: number;
+  modelId: string | null;
+}
+
 export const indexNameFor = (databaseId: string, store: Store, generation: number) => `${store === 'memory' ? 'm' : 'k'}_${databaseId.replace(/-/g, '')}_g${generation}`;
+
+/** The throw-away copy `verify search-index` builds beside a live index (dropped at its end, and with the generation). */
+export const verifyIndexName = (indexName: string) => `${indexName}_verify`;
 
 /** How long a process trusts its cached index pointer. */
 export const CATALOG_CACHE_MS = 1000;
 
 export class SearchCatalog implements ResourceContributor {
-  private readonly cache = new Map<string, { name: string; at: number }>();
+  private readonly cache = new Map<string, { ref: IndexRef; at: number }>();
 
   constructor(private readonly ds: DataSource, readonly index: SearchIndex) {}
 
   async init(): Promise<void> {
     await this.ds.query(SEARCH_CATALOG_DDL);
+    await this.ds.query(SEARCH_CATALOG_MODEL_DDL);
   }
 
   /**
@@ -54,21 +78,27 @@ export class SearchCatalog implements ResourceContributor {
 
   /** The live index of a store, or null when the database has none (not provisioned, or deleted). */
   async indexName(databaseId: string, store: Store): Promise<string | null> {
+    return (await this.entry(databaseId, store))?.name ?? null;
+  }
+
+  /** The live index of a store and the vector space it holds, or null when the database has none. */
+  async entry(databaseId: string, store: Store): Promise<IndexRef | null> {
     const key = `${databaseId}/${store}`;
     const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < CATALOG_CACHE_MS) return hit.name;
-    const [row] = await this.ds.query('SELECT index_name FROM search_indexes WHERE database_id = $1 AND store = $2', [databaseId, store]);
+    if (hit && Date.now() - hit.at < CATALOG_CACHE_MS) return hit.ref;
+    const [row] = await this.ds.query('SELECT index_name, model_id, dimensions FROM search_indexes WHERE database_id = $1 AND store = $2', [databaseId, store]);
     if (!row) {
       this.cache.delete(key);
       return null;
     }
-    this.cache.set(key, { name: row.index_name, at: Date.now() });
-    return row.index_name;
+    const ref: IndexRef = { name: row.index_name, modelId: row.model_id ?? null, dimensions: row.dimensions };
+    this.cache.set(key, { ref, at: Date.now() });
+    return ref;
   }
 
-  async all(): Promise<{ databaseId: string; store: Store; indexName: string; generation: number; dimensions: number }[]> {
+  async all(): Promise<CatalogEntry[]> {
     const rows = await this.ds.query('SELECT * FROM search_indexes ORDER BY database_id, store');
-    return rows.map((r: any) => ({ databaseId: r.database_id, store: r.store, indexName: r.index_name, generation: r.generation, dimensions: r.dimensions }));
+    return rows.map((r: any) => ({ databaseId: r.database_id, store: r.store, indexName: r.index_name, generation: r.generation, dimensions: r.dimensions, modelId: r.model_id ?? null }));
   }
 
   /**
@@ -76,36 +106,36 @@ export class SearchCatalog implements ResourceContributor {
    * started from. False when the database was deleted (or rebuilt by someone else) meanwhile: the caller drops its new
    * index instead, so a rebuild never registers a deleted database's index again.
    */
-  async replaceGeneration(databaseId: string, store: Store, indexName: string, generation: number, dimensions: number, from: number): Promise<boolean> {
+  async replaceGeneration(databaseId: string, store: Store, indexName: string, generation: number, space: { dimensions: number; modelId: string | null }, from: number): Promise<boolean> {
     // TypeORM answers an UPDATE with [rows, count].
     const [rows] = (await this.ds.query(
-      'UPDATE search_indexes SET index_name = $3, generation = $4, dimensions = $5 WHERE database_id = $1 AND store = $2 AND generation = $6 RETURNING 1',
-      [databaseId, store, indexName, generation, dimensions, from],
+      'UPDATE search_indexes SET index_name = $3, generation = $4, dimensions = $5, model_id = $7 WHERE database_id = $1 AND store = $2 AND generation = $6 RETURNING 1',
+      [databaseId, store, indexName, generation, space.dimensions, from, space.modelId],
     )) as [unknown[], number];
     this.cache.clear();
     return rows.length > 0;
   }
 
-  async swap(databaseId: string, store: Store, indexName: string, generation: number, dimensions: number): Promise<string | null> {
+  async swap(databaseId: string, store: Store, indexName: string, generation: number, space: EmbedderSpec): Promise<string | null> {
     const [old] = await this.ds.query('SELECT index_name FROM search_indexes WHERE database_id = $1 AND store = $2', [databaseId, store]);
     await this.ds.query(
-      `INSERT INTO search_indexes (database_id, store, index_name, generation, dimensions) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (database_id, store) DO UPDATE SET index_name = EXCLUDED.index_name, generation = EXCLUDED.generation, dimensions = EXCLUDED.dimensions`,
-      [databaseId, store, indexName, generation, dimensions],
+      `INSERT INTO search_indexes (database_id, store, index_name, generation, dimensions, model_id) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (database_id, store) DO UPDATE SET index_name = EXCLUDED.index_name, generation = EXCLUDED.generation, dimensions = EXCLUDED.dimensions, model_id = EXCLUDED.model_id`,
+      [databaseId, store, indexName, generation, space.dimensions, space.modelId],
     );
     this.cache.clear();
     return old && old.index_name !== indexName ? old.index_name : null;
   }
 
   /** vectorstore.knowledge / vectorstore.memories: the index exists in the engine and is registered. */
-  async provision(databaseId: string, component: DatabaseComponent, dimensions: number) {
+  async provision(databaseId: string, component: DatabaseComponent, embedder: EmbedderSpec) {
     const store: Store | null = component === 'vectorstore.knowledge' ? 'knowledge' : component === 'vectorstore.memories' ? 'memory' : null;
     if (!store) return;
     const existing = await this.indexName(databaseId, store);
     const name = existing ?? indexNameFor(databaseId, store, 1);
-    await this.index.createIndex(name, { dimensions });
+    await this.index.createIndex(name, { dimensions: embedder.dimensions });
     if (!(await this.index.indexExists(name))) throw new Error(`search index ${name} was not created`);
-    if (!existing) await this.swap(databaseId, store, name, 1, dimensions);
+    if (!existing) await this.swap(databaseId, store, name, 1, embedder);
     return { [`${store}_index`]: name, engine: this.index.engine };
   }
 
@@ -116,7 +146,10 @@ export class SearchCatalog implements ResourceContributor {
    * dropIndex is idempotent.
    */
   async dropGenerations(databaseId: string, store: Store, from: number, below: number): Promise<void> {
-    for (let g = Math.max(1, from); g < below; g++) await this.index.dropIndex(indexNameFor(databaseId, store, g));
+    for (let g = Math.max(1, from); g < below; g++) {
+      await this.index.dropIndex(indexNameFor(databaseId, store, g));
+      await this.index.dropIndex(verifyIndexName(indexNameFor(databaseId, store, g))); // left by a killed verify
+    }
   }
 
   async purgeDatabase(databaseId: string): Promise<void> {

@@ -1,10 +1,9 @@
 import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
 import type { ChunkDoc, Store } from '../../../../libs/search/src/search-index.port';
-import type { SearchCatalog } from './search-catalog';
-import { CATALOG_CACHE_MS, indexNameFor } from './search-catalog';
-import type { SearchIndexSubscriber, WrittenItem } from './search-index.subscriber';
-
-export type IndexTarget = (databaseId: string, store: Store) => Promise<string | null>;
+import type { CatalogEntry, IndexRef, SearchCatalog } from './search-catalog';
+import type { EmbedderSpec } from '../../../../libs/domain/src/events';
+import { CATALOG_CACHE_MS, indexNameFor, verifyIndexName } from './search-catalog';
+import type { IndexTarget, SearchIndexSubscriber, WrittenItem } from './search-index.subscriber';
 
 const PAGE = 1000;
 /** Log positions read per page while replaying (the next page is read while one is written). */
@@ -87,8 +86,8 @@ export async function rebuildSearchIndex(
   catalog: SearchCatalog,
   subscriber: SearchIndexSubscriber,
   onProgress?: (position: number, head: number) => void,
-  /** only this database's indexes (a re-embed), with these dimensions */
-  only?: { databaseId: string; dimensions: number },
+  /** only this database's indexes (a re-embed), in this vector space */
+  only?: { databaseId: string; space: EmbedderSpec },
 ) {
   return catalog.exclusively(only ? 'the re-embed' : 'the rebuild', () => rebuildGenerations(store, catalog, subscriber, onProgress, only));
 }
@@ -98,24 +97,29 @@ async function rebuildGenerations(
   catalog: SearchCatalog,
   subscriber: SearchIndexSubscriber,
   onProgress?: (position: number, head: number) => void,
-  only?: { databaseId: string; dimensions: number },
+  only?: { databaseId: string; space: EmbedderSpec },
 ) {
   const started = Date.now();
   const live = (await catalog.all()).filter((e) => !only || e.databaseId === only.databaseId);
+  // Each new generation holds the vector space of the one it replaces (its vectors from the embedding cache), or a
+  // re-embed's new one.
   const next = new Map(
-    live.map((e) => [`${e.databaseId}/${e.store}`, { ...e, indexName: indexNameFor(e.databaseId, e.store, e.generation + 1), generation: e.generation + 1, dimensions: only?.dimensions ?? e.dimensions }]),
+    live.map((e) => [
+      `${e.databaseId}/${e.store}`,
+      { ...e, indexName: indexNameFor(e.databaseId, e.store, e.generation + 1), generation: e.generation + 1, dimensions: only?.space.dimensions ?? e.dimensions, modelId: only?.space.modelId ?? e.modelId },
+    ]),
   );
   for (const e of next.values()) {
     await catalog.index.dropIndex(e.indexName);
     await catalog.index.createIndex(e.indexName, { dimensions: e.dimensions });
   }
-  const target = async (databaseId: string, s: Store) => next.get(`${databaseId}/${s}`)?.indexName ?? null;
+  const target = async (databaseId: string, s: Store) => refOf(next.get(`${databaseId}/${s}`));
   const head = await store.headPosition();
   const first = await replayLog(store, subscriber, target, 0, Infinity, (pos) => onProgress?.(pos, Math.max(head, pos)));
   const reached = first.position;
   const olds: string[] = [];
   for (const [key, e] of [...next.entries()]) {
-    if (await catalog.replaceGeneration(e.databaseId, e.store, e.indexName, e.generation, e.dimensions, e.generation - 1)) {
+    if (await catalog.replaceGeneration(e.databaseId, e.store, e.indexName, e.generation, e, e.generation - 1)) {
       olds.push(indexNameFor(e.databaseId, e.store, e.generation - 1));
     } else {
       // Deleted (or rebuilt by another run) while this one ran: its new index goes, nothing is registered.
@@ -184,19 +188,18 @@ export async function verifySearchIndex(store: EventStore, catalog: SearchCatalo
 
 async function verifyGenerations(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber): Promise<SearchVerifyResult> {
   const live = await catalog.all();
-  const shadow = new Map(live.map((e) => [`${e.databaseId}/${e.store}`, `${e.indexName}_verify`]));
+  const shadow = new Map(live.map((e) => [`${e.databaseId}/${e.store}`, { ...e, indexName: verifyIndexName(e.indexName) }]));
   const head = await store.headPosition();
   try {
-    for (const e of live) {
-      const name = shadow.get(`${e.databaseId}/${e.store}`)!;
-      await catalog.index.dropIndex(name);
-      await catalog.index.createIndex(name, { dimensions: e.dimensions });
+    for (const e of shadow.values()) {
+      await catalog.index.dropIndex(e.indexName);
+      await catalog.index.createIndex(e.indexName, { dimensions: e.dimensions });
     }
-    const target = async (databaseId: string, s: Store) => shadow.get(`${databaseId}/${s}`) ?? null;
+    const target = async (databaseId: string, s: Store) => refOf(shadow.get(`${databaseId}/${s}`));
     await replayLog(store, subscriber, target, 0, head);
     const a = await snapshotSearchIndex(catalog);
     const liveNames = new Map(live.map((e) => [`${e.databaseId}/${e.store}`, e.indexName]));
-    const b = await snapshotSearchIndex(catalog, shadow);
+    const b = await snapshotSearchIndex(catalog, new Map([...shadow].map(([k, e]) => [k, e.indexName])));
     const result: SearchVerifyResult = { equal: true, position: head, indexes: Object.keys(a).map((key) => ({ key, chunks: a[key].length })) };
     for (const key of Object.keys(a)) {
       // A chunk stored twice (what concurrent writers left before the table lock): said as such, not as a shift. The
@@ -219,9 +222,11 @@ async function verifyGenerations(store: EventStore, catalog: SearchCatalog, subs
     }
     return result;
   } finally {
-    for (const name of shadow.values()) await catalog.index.dropIndex(name).catch(() => undefined);
+    for (const e of shadow.values()) await catalog.index.dropIndex(e.indexName).catch(() => undefined);
   }
 }
+
+const refOf = (e: CatalogEntry | undefined): IndexRef | null => (e ? { name: e.indexName, modelId: e.modelId, dimensions: e.dimensions } : null);
 
 /** A live snapshot with each chunk once, or the first chunk the table itself holds more than once. */
 async function dedupedSnapshot(catalog: SearchCatalog, indexName: string, docs: ChunkDoc[]): Promise<{ docs: ChunkDoc[] } | { twice: ChunkDoc }> {

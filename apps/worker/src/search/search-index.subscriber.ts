@@ -1,11 +1,12 @@
 import type { DataSource } from 'typeorm';
 import type { RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
-import type { Embedder } from '../../../../libs/embeddings/src';
+import { EmbeddingError, type VectorSpaces } from '../../../../libs/embeddings/src';
+import type { RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
 import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
 import type { Processor } from '../../../../libs/persistence/src/projection';
 import { mapLimit } from '../../../../libs/persistence/src/map-limit';
 import type { ItemChunked, ItemDeleted } from '../../../../libs/domain/src/items/item.events';
-import type { SearchCatalog } from './search-catalog';
+import type { IndexRef, SearchCatalog } from './search-catalog';
 import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from './chunk-docs';
 import type { ChunkDoc } from '../../../../libs/search/src/search-index.port';
 
@@ -13,6 +14,11 @@ import type { ChunkDoc } from '../../../../libs/search/src/search-index.port';
  * Projects what the pipeline recorded (ItemChunked: the chunk list blob) into the search index, idempotent by
  * version (the event position). Vectors come from the embedding cache keyed by (model, content hash), so
  * replaying never calls the embedding model. Attributes come from the items read model.
+ *
+ * Each index holds the vectors of one model (its catalog entry says which): chunks are embedded in that space, by the
+ * configured embedder when it is that model, otherwise from the cache (VectorSpaces). A write whose vectors the cache
+ * lacks is an error in a replay; the live processor skips it instead, naming the database (its index is rebuilt by
+ * `crs databases reembed`), so one database's vector space never stops indexing for the others.
  */
 export class SearchIndexSubscriber implements Processor {
   readonly kind = 'processor' as const;
@@ -23,9 +29,10 @@ export class SearchIndexSubscriber implements Processor {
     private readonly ds: DataSource,
     private readonly catalog: SearchCatalog,
     private readonly blobs: BlobStore,
-    private readonly embedder: Embedder,
-    /** Resolves once the items read model has processed a position (attributes are read from it). */
+    private readonly spaces: VectorSpaces,
+    /** Resolves once the items and databases read models have processed a position (attributes are read from them). */
     private readonly itemsAt: (position: number) => Promise<unknown> = async () => undefined,
+    private readonly log?: RunnerLogger,
   ) {}
 
   async handle(event: RecordedEvent, target?: IndexTarget): Promise<void> {
@@ -43,53 +50,75 @@ export class SearchIndexSubscriber implements Processor {
 
   /** handleBatch, saying what it wrote. */
   async writeBatch(events: RecordedEvent[], target?: IndexTarget): Promise<WrittenItem[]> {
-    const indexFor: IndexTarget = target ?? ((db, store) => this.catalog.indexName(db, store));
+    const live = !target;
+    const indexFor: IndexTarget = target ?? ((db, store) => this.catalog.entry(db, store));
     await this.itemsAt(events[events.length - 1].position);
-    const writes: { index: string; item: IndexedItem & { content_version: number }; chunks: StoredChunk[]; event: RecordedEvent }[] = [];
     const deletes: { index: string; itemKey: string; version: number }[] = [];
-    // The items of the whole batch in one query; their chunk lists read in parallel below.
+    // The items of the whole batch in one query (but those of a collection being deleted: its purge must be the last
+    // word, docs/databases.md); their chunk lists read in parallel below.
     const keyed = events.filter((e) => e.type !== 'ItemDeleted').map((e) => (e as unknown as ItemChunked).data);
     const rows: (IndexedItem & { database_id: string; item_key: string; content_version: number; chunks_sha256: string | null })[] = keyed.length
-      ? await this.ds.query('SELECT * FROM rm_items WHERE (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))', [keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)])
+      ? await this.ds.query(
+          `SELECT i.* FROM rm_items i WHERE (i.database_id, i.item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
+             AND NOT EXISTS (SELECT 1 FROM rm_collections c WHERE c.database_id = i.database_id AND c.name = i.collection AND c.status = 'deleting')`,
+          [keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)],
+        )
       : [];
     const items = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
-    const pending: { index: string; item: IndexedItem & { content_version: number }; chunksSha256: string; databaseId: string; event: RecordedEvent }[] = [];
+    const pending: { index: IndexRef; item: IndexedItem & { content_version: number }; chunksSha256: string; databaseId: string; event: RecordedEvent }[] = [];
     for (const event of events) {
       if (event.type === 'ItemDeleted') {
         const d = (event as unknown as ItemDeleted).data;
-        const name = await indexFor(d.databaseId, d.store === 'memory' ? 'memory' : 'knowledge');
-        if (name) deletes.push({ index: name, itemKey: d.itemKey, version: event.position });
+        const ref = await indexFor(d.databaseId, d.store === 'memory' ? 'memory' : 'knowledge');
+        if (ref) deletes.push({ index: ref.name, itemKey: d.itemKey, version: event.position });
         continue;
       }
       const d = (event as unknown as ItemChunked).data;
       const item = items.get(`${d.databaseId}/${d.itemKey}`);
-      if (!item) continue; // deleted: its ItemDeleted removes the chunks
+      if (!item) continue; // deleted (its ItemDeleted removes the chunks), or its collection is being deleted
       // ItemChunked of a superseded version: later events decide. Attribute changes re-stamp the current chunks.
       if (event.type === 'ItemChunked' && item.content_version !== d.contentVersion) continue;
       const chunksSha256 = event.type === 'ItemChunked' ? d.chunksSha256 : item.chunks_sha256;
       if (!chunksSha256) continue; // not chunked yet: ItemChunked will carry the new attributes
-      const name = await indexFor(d.databaseId, item.store);
-      if (!name) continue; // database gone
-      pending.push({ index: name, item, chunksSha256, databaseId: d.databaseId, event });
-      // Chunks of earlier versions beyond the new chunk count.
-      deletes.push({ index: name, itemKey: d.itemKey, version: event.position - 1 });
+      const ref = await indexFor(d.databaseId, item.store);
+      if (!ref) continue; // database gone
+      pending.push({ index: ref, item, chunksSha256, databaseId: d.databaseId, event });
     }
     const lists = await mapLimit(pending, 8, async (p) => JSON.parse((await this.blobs.get(p.databaseId, p.chunksSha256)).toString('utf8')) as StoredChunk[]);
-    pending.forEach((p, i) => writes.push({ index: p.index, item: p.item, chunks: lists[i], event: p.event }));
-    const texts = writes.flatMap((w) => w.chunks.map(embeddingText));
-    const vectors = texts.length ? await this.embedder.embed(texts) : [];
-    const byIndex = new Map<string, ChunkDoc[]>();
-    let offset = 0;
-    for (const w of writes) {
-      const docs = chunkDocs(w.item, w.chunks, vectors.slice(offset, offset + w.chunks.length), w.event.position, w.event.metadata.occurredAt);
-      offset += w.chunks.length;
-      byIndex.set(w.index, [...(byIndex.get(w.index) ?? []), ...docs]);
+    const writes = pending.map((p, i) => ({ index: p.index, item: p.item, chunks: lists[i], event: p.event }));
+    // One embedding call per index (its vector space), all texts of the batch at once.
+    const written: typeof writes = [];
+    for (const group of groupBy(writes, (w) => w.index.name).values()) {
+      const ref = group[0].index;
+      const texts = group.flatMap((w) => w.chunks.map(embeddingText));
+      let vectors: Float32Array[];
+      try {
+        vectors = texts.length ? await this.spaces.for(this.spaceOf(ref)).embed(texts) : [];
+      } catch (err) {
+        if (!live || !(err instanceof EmbeddingError) || err.code !== 'model_unavailable') throw err;
+        this.log?.error({ index: ref.name, databaseId: group[0].item.database_id, items: group.length, err: err.message }, 'search index holds another model\'s vectors: chunk writes skipped');
+        continue;
+      }
+      const docs: ChunkDoc[] = [];
+      let offset = 0;
+      for (const w of group) {
+        docs.push(...chunkDocs(w.item, w.chunks, vectors.slice(offset, offset + w.chunks.length), w.event.position, w.event.metadata.occurredAt));
+        offset += w.chunks.length;
+        // Chunks of earlier versions beyond the new chunk count.
+        deletes.push({ index: ref.name, itemKey: w.item.item_key, version: w.event.position - 1 });
+      }
+      if (docs.length) await this.catalog.index.upsert(ref.name, docs);
+      written.push(...group);
     }
-    for (const [index, docs] of byIndex) if (docs.length) await this.catalog.index.upsert(index, docs);
-    const deletesByIndex = new Map<string, { itemId: string; version: number }[]>();
-    for (const d of deletes) deletesByIndex.set(d.index, [...(deletesByIndex.get(d.index) ?? []), { itemId: d.itemKey, version: d.version }]);
-    for (const [index, items] of deletesByIndex) await this.catalog.index.deleteItemVersions(index, items);
-    return writes.map((w) => ({ index: w.index, databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, version: w.event.position }));
+    const deletesByIndex = groupBy(deletes, (d) => d.index);
+    for (const [index, items] of deletesByIndex) await this.catalog.index.deleteItemVersions(index, items.map((d) => ({ itemId: d.itemKey, version: d.version })));
+    return written.map((w) => ({ index: w.index.name, databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, version: w.event.position }));
+  }
+
+  /** The vector space of an index; one registered before the catalog recorded models holds the configured one's if its length fits. */
+  private spaceOf(ref: IndexRef) {
+    const configured = this.spaces.configured;
+    return { modelId: ref.modelId ?? (ref.dimensions === configured.dimensions ? configured.modelId : `unknown (${ref.dimensions} dimensions)`), dimensions: ref.dimensions };
   }
 
   /**
@@ -124,5 +153,17 @@ export interface WrittenItem {
   version: number;
 }
 
-type IndexTarget = (databaseId: string, store: 'memory' | 'knowledge') => Promise<string | null>;
+/** Where an event's chunks go: the live index (the catalog), or the new generation a rebuild fills. */
+export type IndexTarget = (databaseId: string, store: 'memory' | 'knowledge') => Promise<IndexRef | null>;
+
+function groupBy<T>(list: T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const t of list) {
+    const k = key(t);
+    const group = out.get(k);
+    if (group) group.push(t);
+    else out.set(k, [t]);
+  }
+  return out;
+}
 

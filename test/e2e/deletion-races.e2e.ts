@@ -1,0 +1,83 @@
+import { verifySearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
+import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
+import { indexNameFor, verifyIndexName } from '../../apps/worker/src/search/search-catalog';
+import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * Deletion while the search index is still writing: the purge must be the last word. A collection deleted while its
+ * items were being indexed kept their chunks in the engine (the deletion waited for the read models only), and a
+ * database deleted after a killed `verify` kept the verify copy of its indexes.
+ */
+describe('deleting while the search index still writes', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('deletion-races');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const settle = async () => {
+    for (let i = 0; i < 400; i++) {
+      if ((await t.infra.runner.status()).every((s) => s.lag === 0)) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error('the projections did not settle');
+  };
+
+  it('a collection deleted while its chunk writes are still on their way keeps no chunk in the engine', async () => {
+    await t.createDatabase('racy');
+    await ingestMemories(t, 'racy', [{ id: 'keep', text: 'The lighthouse keeper logs every passing ship.' }]);
+    await waitForStatus(t, 'racy', ['keep']);
+    const db = (await t.infra.directory.find('default', 'racy'))!;
+    const index = (await t.infra.search.indexName(db.id, 'memory'))!;
+
+    // The live search index writes the doomed collection's chunks slowly: they land well after the deletion request.
+    const engine = t.infra.search.index;
+    const upsert = engine.upsert.bind(engine);
+    let delayed = 0;
+    engine.upsert = async (name, docs) => {
+      if (docs.some((d) => d.collection === 'doomed')) {
+        delayed++;
+        await new Promise((r) => setTimeout(r, 1500));
+      }
+      return upsert(name, docs);
+    };
+    try {
+      await ingestMemories(t, 'racy', [{ id: 'd1', text: 'A memory of a collection about to go.' }, { id: 'd2', text: 'Another one of the same collection.' }], { collection: 'doomed' });
+      // Chunked (the pipeline recorded its ItemChunked), so the index write is on its way; then the deletion.
+      for (let i = 0; i < 400 && delayed === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(delayed).toBeGreaterThan(0);
+      const del = await t.request('DELETE', '/databases/collections?database=racy&collection=doomed');
+      expect(del.status).toBe(202);
+      for (let i = 0; i < 400 && (await t.infra.store.readAll()).every((e) => e.type !== 'CollectionDeleted'); i++) await new Promise((r) => setTimeout(r, 25));
+      await settle();
+    } finally {
+      engine.upsert = upsert;
+    }
+    expect(await t.infra.search.index.count(index, { collections: ['doomed'] })).toBe(0);
+    expect(await t.infra.search.index.count(index, { collections: ['default'] })).toBeGreaterThan(0);
+    const verify = await verifySearchIndex(t.infra.store, t.infra.search, new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, t.infra.vectorSpaces));
+    expect({ equal: verify.equal, diff: verify.firstDifference }).toEqual({ equal: true, diff: undefined });
+  });
+
+  it('a database deleted after a killed verify keeps no verify copy of its indexes', async () => {
+    await t.createDatabase('shadowed');
+    await ingestMemories(t, 'shadowed', [{ id: 's1', text: 'Kept only until the database goes.' }]);
+    await waitForStatus(t, 'shadowed', ['s1']);
+    const db = (await t.infra.directory.find('default', 'shadowed'))!;
+    const live = (await t.infra.search.all()).filter((e) => e.databaseId === db.id);
+    expect(live).toHaveLength(2);
+    // What a verify killed half-way leaves: a copy of each index beside it.
+    for (const e of live) await t.infra.search.index.createIndex(verifyIndexName(e.indexName), { dimensions: e.dimensions });
+    expect(await t.infra.search.index.indexExists(verifyIndexName(indexNameFor(db.id, 'memory', 1)))).toBe(true);
+
+    expect((await t.request('DELETE', '/databases?database=shadowed')).status).toBe(202);
+    await waitForDatabaseDeleted(t, db.id);
+    for (const e of live) {
+      expect(await t.infra.search.index.indexExists(e.indexName)).toBe(false);
+      expect(await t.infra.search.index.indexExists(verifyIndexName(e.indexName))).toBe(false);
+    }
+  });
+});
