@@ -57,7 +57,10 @@ export interface ProjectionStatus {
  */
 export class ProjectionRunner {
   private readonly positions = new Map<string, number>();
-  private readonly errors = new Map<string, string>();
+  /** The last failure of each subscriber, and whether it was handling a batch (not reading or connecting). */
+  private readonly errors = new Map<string, { message: string; handling: boolean }>();
+  /** Subscribers handling a batch right now. */
+  private readonly handling = new Set<string>();
   private readonly progress = new EventEmitter();
   private readonly subscriptions = new Set<Subscription>();
   private readonly loops: Promise<void>[] = [];
@@ -157,7 +160,7 @@ export class ProjectionRunner {
     const stored = new Map(rows.map((r) => [r.name, Number(r.position)]));
     return this.subscribers.map((s) => {
       const position = Math.max(stored.get(s.name) ?? 0, this.positions.get(s.name) ?? 0);
-      return { name: s.name, kind: s.kind, position, head, lag: Math.max(0, head - position), error: this.errors.get(s.name) ?? null };
+      return { name: s.name, kind: s.kind, position, head, lag: Math.max(0, head - position), error: this.errors.get(s.name)?.message ?? null };
     });
   }
 
@@ -232,9 +235,10 @@ export class ProjectionRunner {
     while (!this.stopped) {
       try {
         const [row] = await this.ds.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projection.name]);
+        this.reconnected(projection.name);
         const start = row ? Number(row.position) : 0;
         this.advance(projection.name, start);
-        await this.consume(start, projection.handles, async (batch) => {
+        await this.consume(projection.name, start, projection.handles, async (batch) => {
           const last = batch[batch.length - 1].position;
           const relevant = batch.filter((e) => projection.handles.includes(e.type));
           if (!relevant.length) {
@@ -249,7 +253,6 @@ export class ProjectionRunner {
             await applyEvents(projection, relevant.filter((ev) => ev.position > checkpoint), tx);
             if (last > checkpoint) await writeCheckpoint(tx, projection.name, last);
           });
-          this.errors.delete(projection.name);
           this.advance(projection.name, last);
         });
       } catch (err) {
@@ -272,9 +275,10 @@ export class ProjectionRunner {
           continue;
         }
         const [row] = await this.ds.query('SELECT position FROM projection_checkpoints WHERE name = $1', [processor.name]);
+        this.reconnected(processor.name);
         const start = row ? Number(row.position) : 0;
         this.advance(processor.name, start);
-        await this.consume(start, processor.handles, async (batch) => {
+        await this.consume(processor.name, start, processor.handles, async (batch) => {
           const last = batch[batch.length - 1].position;
           const relevant = batch.filter((ev) => processor.handles.includes(ev.type));
           if (!relevant.length) {
@@ -292,7 +296,6 @@ export class ProjectionRunner {
             }
           }
           await writeCheckpoint(this.ds, processor.name, last);
-          this.errors.delete(processor.name);
         });
       } catch (err) {
         if (this.stopped) break;
@@ -312,7 +315,7 @@ export class ProjectionRunner {
    * subscription are grouped (up to BATCH) so catching up costs one transaction per batch, while a
    * live event is handled as soon as it arrives.
    */
-  private async consume(after: number, types: readonly string[], onBatch: (batch: RecordedEvent[]) => Promise<void>): Promise<void> {
+  private async consume(name: string, after: number, types: readonly string[], onBatch: (batch: RecordedEvent[]) => Promise<void>): Promise<void> {
     // Only the types the subscriber handles are read; checkpoint markers move its position past the others.
     const subscription = this.store.subscribeToAll({ after, types });
     this.subscriptions.add(subscription);
@@ -332,9 +335,13 @@ export class ProjectionRunner {
           batch.push(res.value);
           pending = iterator.next();
         }
+        this.handling.add(name);
         await onBatch(batch);
+        this.handling.delete(name);
+        this.errors.delete(name);
       }
     } finally {
+      // (a failed batch leaves `handling` set for fail() to read)
       this.subscriptions.delete(subscription);
       await subscription.close().catch(() => undefined);
     }
@@ -368,11 +375,29 @@ export class ProjectionRunner {
     }
   }
 
+  /**
+   * The subscriber's loop reached Postgres again: a failure to read or connect (Postgres restarting) is over. One that
+   * happened while handling a batch stays until a batch succeeds, so a poison event keeps its subscriber not ready.
+   * Before, an error stayed until the subscriber next had an event of its own to handle: after a Postgres restart,
+   * /ready said not_ready for as long as no such event came.
+   */
+  private reconnected(name: string): void {
+    if (this.errors.get(name)?.handling === false) this.errors.delete(name);
+  }
+
   private fail(name: string, err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
-    this.errors.set(name, message);
+    const handling = this.handling.delete(name) && !lostConnection(err);
+    this.errors.set(name, { message, handling });
     this.log.error({ projection: name, err: message }, 'projection failed; retrying');
   }
+}
+
+/** Postgres went away or is restarting (not a fault of the events being handled). */
+function lostConnection(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  const code = String(e?.code ?? '');
+  return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code) || /^(08|57P)/.test(code) || /Connection terminated|connection (is )?closed/i.test(String(e?.message ?? ''));
 }
 
 export async function writeCheckpoint(sql: { query(q: string, p?: unknown[]): Promise<unknown> }, name: string, position: number): Promise<void> {
