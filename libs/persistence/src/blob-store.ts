@@ -32,6 +32,8 @@ export interface BlobStoreOptions {
  */
 export class BlobStore {
   private readonly cache = new Map<string, Buffer>();
+  /** Databases deleted in this process: a write for one (work still in flight when it went) is refused. */
+  private readonly deleted = new Set<string>();
   private cached = 0;
   private readonly dirs = new Set<string>();
   private readonly cacheBytes: number;
@@ -67,6 +69,7 @@ export class BlobStore {
    * is free when they are cached or large (found on disk), and otherwise rewrites an identical file.
    */
   async put(databaseId: string, bytes: Buffer | string): Promise<string> {
+    if (this.deleted.has(databaseId)) throw new DatabaseBlobsDeletedError(databaseId);
     const buffer = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
     const sha = BlobStore.hash(buffer);
     const target = this.path(databaseId, sha);
@@ -122,7 +125,13 @@ export class BlobStore {
     await rm(this.path(databaseId, sha256), { force: true });
   }
 
+  /**
+   * Removes a database's directory. Database ids are never reused, so a later write for it can only be work that was
+   * in flight (the pipeline's chunk list of an item claimed before the deletion): it is refused rather than making the
+   * directory again, which left a deleted database's content on disk (audit L3, one run in four).
+   */
   async deleteDatabase(databaseId: string): Promise<void> {
+    this.deleted.add(databaseId);
     const prefix = this.databaseDir(databaseId);
     for (const key of [...this.cache.keys()]) if (key.startsWith(`${prefix}/`)) this.forget(key);
     for (const dir of [...this.dirs]) if (dir.startsWith(`${prefix}/`)) this.dirs.delete(dir);
@@ -165,5 +174,13 @@ async function exists(path: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** A write for a database this process has deleted. */
+export class DatabaseBlobsDeletedError extends Error {
+  constructor(readonly databaseId: string) {
+    super(`database ${databaseId} was deleted: its blobs are not written again`);
+    this.name = 'DatabaseBlobsDeletedError';
   }
 }

@@ -15,6 +15,8 @@ import type { DatabaseRecord } from '../databases/database-directory';
 import type { UploadedFile } from '../http/multipart';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
+import { databaseNotFound } from '../http/scope';
+import { DatabaseBlobsDeletedError } from '../../../../libs/persistence/src/blob-store';
 
 export interface IngestResultItem {
   id: string;
@@ -152,7 +154,9 @@ export class IngestionService {
     const putBlobs = async () => {
       for (let i = next++; i < items.length; i = next++) {
         const item = items[i];
-        const sha256 = await this.infra.blobs.put(db.id, item.content);
+        const sha256 = await this.infra.blobs.put(db.id, item.content).catch((err) => {
+          throw err instanceof DatabaseBlobsDeletedError ? databaseNotFound(db.name) : err; // deleted since it was looked up
+        });
         const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
         events[i] = { type: 'ItemIngested', data: { ...item.event, content: { ...item.event.content, sha256, bytes } } };
       }

@@ -352,7 +352,13 @@ export class IndexingPipeline {
     });
     const texts = active(work).flatMap((w) => w.chunks!.map(embeddingText));
     if (texts.length) await this.embedder.embed(texts);
-    await mapLimit(active(work), IO_CONCURRENCY, async (w) => (w.chunksSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(w.chunks))));
+    await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
+      try {
+        w.chunksSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(w.chunks));
+      } catch (err) {
+        this.unexpected(w, err); // (its database deleted meanwhile: the retry finds the item gone)
+      }
+    });
   }
 
   /**
