@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { connect } from '@lancedb/lancedb';
 import { crs } from '../support/crs';
 import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
-import { replayTail } from '../../apps/worker/src/search/search-index-rebuild';
+import { replayTail, verifySearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
 import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
@@ -55,6 +55,22 @@ describe('search-index rebuild while the service ingests', () => {
     // The whole output on failure: it names the first differing chunk.
     const verified = await crs(t, 'projections', 'verify', 'search-index');
     expect({ code: verified.code, out: verified.out.join('\n') }).toEqual({ code: 0, out: expect.stringContaining('search-index: equal at') });
+  });
+
+  it('verify compares only once the live index has handled the log, and says so instead of DIFFERENT when it has not', async () => {
+    await t.createDatabase('lagging');
+    await ingestMemories(t, 'lagging', [{ id: 'l1', text: 'A memory the live index has not handled yet.' }]);
+    await waitForStatus(t, 'lagging', ['l1']);
+    // The live processor as a stopped service leaves it: its checkpoint before everything.
+    const stopped = new Proxy(t.infra.search, { get: (o, k) => (k === 'indexedTo' ? async () => 0 : Reflect.get(o, k)) });
+    const subscriber = new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, t.infra.vectorSpaces);
+    const behind = await verifySearchIndex(t.infra.store, stopped, subscriber, { behindWaitMs: 300 });
+    const first = (await t.infra.store.readAll()).find((e) => subscriber.handles.includes(e.type as never))!;
+    expect(behind).toMatchObject({ equal: false, indexes: [], behind: { indexedTo: 0, pending: first.position } });
+    expect(behind.firstDifference).toBeUndefined();
+    // The running service's own checkpoint: compared, equal.
+    const verified = await verifySearchIndex(t.infra.store, t.infra.search, subscriber);
+    expect({ equal: verified.equal, behind: verified.behind }).toEqual({ equal: true, behind: undefined });
   });
 
   it('verify names a chunk stored twice (what concurrent writers left before the table lock), and a rebuild stores it once', async () => {

@@ -122,7 +122,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         if (n === SEARCH_INDEX) {
           const r = await verifySearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.vectorSpaces));
           if (r.equal) io.out(`${n}: equal at position ${r.position} (${r.indexes.map((x) => `${x.key} ${x.chunks} chunks`).join(', ') || 'no indexes'})`);
-          else {
+          else if (r.behind) {
+            code = 1;
+            io.out(
+              `${n}: NOT COMPARED: the live search index has handled the log up to position ${r.behind.indexedTo}, the head is ${r.position} ` +
+                `(the first event it has yet to handle is at ${r.behind.pending}). Is the service running? Run verify again once it has caught up.`,
+            );
+          } else {
             code = 1;
             const d = r.firstDifference!;
             io.out(`${n}: DIFFERENT at position ${r.position}: first difference in ${d.index} chunk ${d.chunkId}\n  live:    ${d.live?.slice(0, 300)}\n  rebuilt: ${d.rebuilt?.slice(0, 300)}`);

@@ -76,6 +76,12 @@ export class SearchCatalog implements ResourceContributor {
     }
   }
 
+  /** How far the live search-index processor has handled the log (its checkpoint; 0 before it ever ran). */
+  async indexedTo(): Promise<number> {
+    const [row] = await this.ds.query(`SELECT position FROM projection_checkpoints WHERE name = 'search-index'`).catch(() => []);
+    return row ? Number(row.position) : 0;
+  }
+
   /** The live index of a store, or null when the database has none (not provisioned, or deleted). */
   async indexName(databaseId: string, store: Store): Promise<string | null> {
     return (await this.entry(databaseId, store))?.name ?? null;

@@ -166,10 +166,18 @@ export interface SearchVerifyResult {
   firstDifference?: { index: string; chunkId: string | null; live: string | null; rebuilt: string | null };
   /** the log moved on during each comparison (events appended during the last one): writes were arriving */
   unsettled?: { appended: number };
+  /**
+   * Nothing was compared: the live search index has not handled the log up to the head within BEHIND_WAIT_MS (the
+   * service is stopped, or busy catching up). `pending` is the first event it still has to handle.
+   */
+  behind?: { indexedTo: number; pending: number };
 }
 
+/** How long verify waits for the live search index to handle what the log holds before comparing. */
+export const BEHIND_WAIT_MS = 30_000;
+
 /** Rebuilds every index into throw-away names up to the current head and compares them chunk by chunk with the live ones. */
-export async function verifySearchIndex(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber): Promise<SearchVerifyResult> {
+export async function verifySearchIndex(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber, opts: { behindWaitMs?: number } = {}): Promise<SearchVerifyResult> {
   return catalog.exclusively('verify', async () => {
     // Chunks carry an item's attributes as the items read model holds them when written, so while writes arrive a
     // replay up to the head can stamp a later ACL than the live index held at that head: a comparison is only
@@ -177,8 +185,8 @@ export async function verifySearchIndex(store: EventStore, catalog: SearchCatalo
     // otherwise reported as unsettled rather than as a fault.
     let result: SearchVerifyResult;
     for (let attempt = 1; ; attempt++) {
-      result = await verifyGenerations(store, catalog, subscriber);
-      if (result.equal) return result;
+      result = await verifyGenerations(store, catalog, subscriber, opts.behindWaitMs ?? BEHIND_WAIT_MS);
+      if (result.equal || result.behind) return result;
       const appended = (await store.headPosition()) - result.position;
       if (appended <= 0) return result;
       if (attempt === 3) return { ...result, unsettled: { appended } };
@@ -186,10 +194,14 @@ export async function verifySearchIndex(store: EventStore, catalog: SearchCatalo
   });
 }
 
-async function verifyGenerations(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber): Promise<SearchVerifyResult> {
+async function verifyGenerations(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber, behindWaitMs: number): Promise<SearchVerifyResult> {
+  const head = await store.headPosition();
+  // A live index that has not yet handled everything up to the head would differ from the replay without being wrong:
+  // wait for it, and say so if it does not get there, rather than report a difference.
+  const behind = await waitUntilIndexed(store, catalog, subscriber, head, behindWaitMs);
+  if (behind) return { equal: false, position: head, indexes: [], behind };
   const live = await catalog.all();
   const shadow = new Map(live.map((e) => [`${e.databaseId}/${e.store}`, { ...e, indexName: verifyIndexName(e.indexName) }]));
-  const head = await store.headPosition();
   try {
     for (const e of shadow.values()) {
       await catalog.index.dropIndex(e.indexName);
@@ -224,6 +236,35 @@ async function verifyGenerations(store: EventStore, catalog: SearchCatalog, subs
   } finally {
     for (const e of shadow.values()) await catalog.index.dropIndex(e.indexName).catch(() => undefined);
   }
+}
+
+/** Null once the live search index has handled every event of its types up to `head`; otherwise how far it got, after BEHIND_WAIT_MS. */
+async function waitUntilIndexed(store: EventStore, catalog: SearchCatalog, subscriber: SearchIndexSubscriber, head: number, waitMs: number): Promise<SearchVerifyResult['behind'] | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const indexedTo = await catalog.indexedTo();
+    // Its checkpoint moves past events of other types lazily: only an event it handles counts as pending.
+    const pending = indexedTo >= head ? null : await firstOfTypes(store, indexedTo, head, subscriber.handles);
+    if (pending === null) return null;
+    if (Date.now() > deadline) return { indexedTo, pending };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The position of the first event of `types` after `after` and up to `until`, or null. */
+async function firstOfTypes(store: EventStore, after: number, until: number, types: readonly string[]): Promise<number | null> {
+  if (store.readAllOfTypes) {
+    const { events } = await store.readAllOfTypes(after, types, 1);
+    return events.length && events[0].position <= until ? events[0].position : null;
+  }
+  for (let from = after; from < until; ) {
+    const page = await store.readAll({ after: from, maxCount: REPLAY_PAGE });
+    if (!page.length) return null;
+    const hit = page.find((e) => e.position <= until && types.includes(e.type));
+    if (hit) return hit.position;
+    from = page[page.length - 1].position;
+  }
+  return null;
 }
 
 const refOf = (e: CatalogEntry | undefined): IndexRef | null => (e ? { name: e.indexName, modelId: e.modelId, dimensions: e.dimensions } : null);
