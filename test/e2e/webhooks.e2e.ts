@@ -195,9 +195,12 @@ describe('indexing webhooks', () => {
     }
     expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
     expect(receiver.received.filter((r) => r.path === '/stolen' || r.body?.test === true && r.path === '/owner')).toEqual([]);
-    // Reading stays open to it: the registration (never a secret) and its own databases' delivery records.
+    // Reading stays open to it: the registration (never a secret; of the URL only its origin, as a receiver's path or
+    // query often holds a token) and its own databases' delivery records.
     const got = await t.request('GET', '/webhooks/indexing', { headers: limited });
-    expect(got.body).toEqual({ registered: true, url: receiver.url('/owner'), event_types: ['indexing.status_changed'], signing_secret_configured: true });
+    expect(got.body).toEqual({ registered: true, url: `${new URL(receiver.url('/owner')).origin}/…`, event_types: ['indexing.status_changed'], signing_secret_configured: true });
+    expect(got.raw).not.toContain('/owner');
+    expect((await t.request('GET', '/webhooks/indexing')).body.url).toBe(receiver.url('/owner')); // an organization key sees it whole
     expect((await t.request('GET', '/webhooks/indexing/deliveries', { headers: limited })).status).toBe(200);
     expect((await t.request('DELETE', '/webhooks/indexing')).status).toBe(200); // an organization key may
   });

@@ -63,7 +63,7 @@ export class WebhookCommands {
   }
 
   async remove(ctx: CommandContext) {
-    const before = await this.reads.registration(ctx.orgId);
+    const before = await this.reads.registration(ctx.orgId, { databases: null }); // (an organization key: changes need one)
     await this.onWebhook(ctx, { type: 'Delete' });
     await this.runtime.vault.deleteExcept(ctx.orgId, null);
     return before.registered
@@ -90,7 +90,7 @@ export class WebhookCommands {
   }
 
   async removeSecret(ctx: CommandContext) {
-    const before = await this.reads.registration(ctx.orgId);
+    const before = await this.reads.registration(ctx.orgId, { databases: null }); // (an organization key: changes need one)
     await this.onWebhook(ctx, { type: 'RemoveSecret' });
     await this.runtime.vault.deleteExcept(ctx.orgId, null);
     return {

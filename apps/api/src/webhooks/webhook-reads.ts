@@ -48,10 +48,15 @@ export class WebhookReads {
     return row ? { url: row.url, eventTypes: row.event_types, secretId: row.secret_id } : null;
   }
 
-  async registration(orgId: string): Promise<RegistrationView> {
+  /**
+   * A key limited to some databases sees the receiver's origin only (`https://host:port/…`): the webhook carries every
+   * database's events, and receiver URLs often hold a token in their path or query (a chat app's incoming-webhook
+   * URL is the credential itself).
+   */
+  async registration(orgId: string, auth: { databases: string[] | null }): Promise<RegistrationView> {
     const hook = await this.current(orgId);
     if (!hook) return { registered: false, url: null, event_types: [], signing_secret_configured: false };
-    return { registered: true, url: hook.url, event_types: hook.eventTypes, signing_secret_configured: hook.secretId !== null };
+    return { registered: true, url: auth.databases === null ? hook.url : originOnly(hook.url), event_types: hook.eventTypes, signing_secret_configured: hook.secretId !== null };
   }
 
   /**
@@ -134,4 +139,13 @@ function toView(r: any): DeliveryRecordView {
     next_attempt_at: ['pending', 'failed'].includes(r.status) ? iso(r.next_attempt_at) : null,
     last_status_code: r.last_status_code,
   };
+}
+
+/** `scheme://host[:port]/…`: where events go, without the path, query or credentials that may authorize it. */
+export function originOnly(url: string): string {
+  try {
+    return `${new URL(url).origin}/…`;
+  } catch {
+    return '…';
+  }
 }

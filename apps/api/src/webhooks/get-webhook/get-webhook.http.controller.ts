@@ -14,6 +14,6 @@ export class GetWebhookController {
   @DirectResponse()
   @ApiOperation({ summary: 'The current registration (the signing secret is never returned)' })
   async get(@Req() req: FastifyRequest) {
-    return this.reads.registration(authOf(req).orgId);
+    return this.reads.registration(authOf(req).orgId, authOf(req));
   }
 }
