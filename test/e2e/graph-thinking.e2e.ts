@@ -102,6 +102,21 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     expect(hidden.body.data.additional_context).toEqual({});
     expect(hidden.body.data.chunks[0].extra_context_ids).toEqual([]);
   });
+  it('an expired memory leaves the graph endpoints too: relations, entities, neighbours', async () => {
+    const accepted = Date.now();
+    await ingestMemories(t, 'g', [{ id: 'ttl-graph', text: 'Octavia said, "Project Kingfisher moves the Lisbon team to Madrid."', expiry_time: 4 }]);
+    await waitForStatus(t, 'g', ['ttl-graph']);
+    const [{ name }] = (await t.request('GET', '/context/graph/entities?database=g&id=ttl-graph')).body.data.entities.filter((e: any) => /kingfisher/i.test(e.name));
+    const surfaced = async () => ({
+      relations: /kingfisher/i.test(JSON.stringify((await t.request('GET', '/context/relations?database=g&limit=500')).body.data)),
+      entities: (await t.request('GET', '/context/graph/entities?database=g&id=ttl-graph')).status,
+      neighbours: (await t.request('GET', `/context/graph/neighbours?database=g&entity=${encodeURIComponent(name)}`)).body.data.neighbours.length > 0,
+    });
+    expect(await surfaced()).toEqual({ relations: true, entities: 200, neighbours: true });
+    await new Promise((r) => setTimeout(r, Math.max(0, accepted + 4100 - Date.now())));
+    expect(await surfaced()).toEqual({ relations: false, entities: 404, neighbours: false });
+  });
+
   it('graph expansion ranks in Postgres and goes deeper when the best chunks are not in the stores asked', async () => {
     await t.createDatabase('gx');
     // Six knowledge chunks name both entities (the higher score), one memory names only one of them.
