@@ -1,4 +1,4 @@
-import { runCli } from '../../apps/cli/src/cli';
+import { crsWith } from '../support/crs';
 import { DatabaseCommands } from '../../apps/api/src/databases/database-commands';
 import { createEmbedder } from '../../libs/embeddings/src';
 import { FakeOpenAiServer } from '../integration/embedder.fake-openai-server';
@@ -24,12 +24,7 @@ describe('crs databases reembed', () => {
     await fake.stop();
   });
 
-  async function crs(env: Record<string, string>, ...args: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir, ...env }, progress: false });
-    return { code, out, err };
-  }
+  const crs = (env: Record<string, string>, ...args: string[]) => crsWith(t, env, ...args);
   const fakeEnv = () => ({ EMBEDDINGS_PROVIDER: 'openai', EMBEDDINGS_URL: fake.baseUrl, EMBEDDINGS_MODEL: 'fake-embed', EMBEDDINGS_DIMENSIONS: '16' });
   const stats = async () => (await t.request('GET', '/databases/stats?database=rdb')).body.data ?? (await t.request('GET', '/databases/stats?database=rdb')).body;
   const vectorsOf = async () => {
@@ -126,12 +121,7 @@ describe('crs databases reembed, resumed after a kill', () => {
     await fake.stop();
   });
 
-  async function crs(env: Record<string, string>, ...args: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir, ...env }, progress: false });
-    return { code, out, err };
-  }
+  const crs = (env: Record<string, string>, ...args: string[]) => crsWith(t, env, ...args);
   const ids = (res: { body: any }) => [...new Set<string>((res.body.data?.chunks ?? []).map((c: any) => c.id))];
 
   it('keeps every other database indexing, answers queries meanwhile, and finishes when run again', async () => {

@@ -3,8 +3,13 @@ import type { TestApp } from './test-app';
 
 /** Runs the `crs` CLI in this process against a test app's Postgres and data directory (its own catalog and pools). */
 export async function crs(t: TestApp, ...args: string[]) {
+  return crsWith(t, {}, ...args);
+}
+
+/** `crs` with more environment (another embedder: EMBEDDINGS_PROVIDER, ...). */
+export async function crsWith(t: TestApp, env: Record<string, string>, ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, progress: false });
+  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir, ...env }, progress: false });
   return { code, out, err };
 }
