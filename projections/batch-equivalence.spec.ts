@@ -9,6 +9,7 @@ import { openDataSource } from '../libs/persistence/src/data-source';
 import { ProjectionRunner } from '../libs/persistence/src/projection-runner';
 import { expectBatchEquivalent } from '../test/support/projection-spec';
 import { itemsProjection } from './items/items.projection';
+import { blobRefsProjection } from './blob-refs/blob-refs.projection';
 import { seededRandom } from '../bench/lib/prng';
 import { graphProjection } from './graph/graph.projection';
 import { queriesProjection } from './queries/queries.projection';
@@ -299,6 +300,14 @@ describe('applyBatch gives the same read model as apply one event at a time', ()
     expect(rows.rm_graph_mentions.length).toBeGreaterThan(3);
     expect(rows.rm_graph_relations.length).toBeGreaterThan(0);
     expect(rows.rm_graph_entities.length).toBeGreaterThan(1);
+  });
+
+  it.each(SEEDS)('blob references, seed %i', async (seed) => {
+    const random = seeded(seed);
+    const events = await randomLog(random, blobs, 400);
+    const rows = await expectBatchEquivalent(url, blobRefsProjection, events.filter((e) => blobRefsProjection.handles.includes(e.type)), random);
+    expect(rows.rm_blob_refs.length).toBeGreaterThan(3);
+    expect(new Set(rows.rm_blob_refs.map((r) => r.split(',')[2])).size).toBeGreaterThan(2); // contents, chunk lists and graphs
   });
 
   it.each(SEEDS)('queries, seed %i', async (seed) => {

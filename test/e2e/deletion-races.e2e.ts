@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { verifySearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
 import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
 import { indexNameFor, verifyIndexName } from '../../apps/worker/src/search/search-catalog';
@@ -79,5 +80,54 @@ describe('deleting while the search index still writes', () => {
       expect(await t.infra.search.index.indexExists(e.indexName)).toBe(false);
       expect(await t.infra.search.index.indexExists(verifyIndexName(e.indexName))).toBe(false);
     }
+  });
+});
+
+/**
+ * A collection's deletion removes the blobs only its items referenced (content, chunk lists, graphs) and keeps those
+ * another collection shares (blobs are content-addressed per database). Before, every blob stayed on disk.
+ */
+describe('deleting a collection removes its blobs from disk', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('blob-sweep', { blobSweepGraceMs: 1500 });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('removes what only it referenced, keeps what another collection shares, and spares a blob just stored until its grace is over', async () => {
+    await t.createDatabase('sweep');
+    const shared = 'The same sentence ingested into two collections.';
+    await ingestMemories(t, 'sweep', [{ id: 'own', text: 'A memory only the doomed collection has.' }, { id: 'both', text: shared }, { id: 'renewed', text: 'Bytes about to be ingested elsewhere.' }], { collection: 'doomed' });
+    await ingestMemories(t, 'sweep', [{ id: 'both', text: shared }], { collection: 'kept' });
+    await waitForStatus(t, 'sweep', ['own', 'both', 'renewed'], ['completed'], 30_000, 'doomed');
+    await waitForStatus(t, 'sweep', ['both'], ['completed'], 30_000, 'kept');
+    const db = (await t.infra.directory.find('default', 'sweep'))!;
+    const refs = async (collection: string): Promise<string[]> => (await t.infra.ds.query('SELECT DISTINCT sha256 FROM rm_blob_refs WHERE database_id = $1 AND collection = $2', [db.id, collection])).map((r: any) => r.sha256 as string);
+    const onDisk = (sha: string) => existsSync(t.infra.blobs.path(db.id, sha));
+    const doomed = await refs('doomed');
+    const kept = await refs('kept');
+    expect(doomed.length).toBeGreaterThanOrEqual(6); // contents, chunk lists, graphs
+    expect(doomed.every(onDisk) && kept.every(onDisk)).toBe(true);
+
+    await new Promise((r) => setTimeout(r, 1600)); // every blob older than the grace period
+    const renewed = await t.infra.blobs.put(db.id, 'Bytes about to be ingested elsewhere.'); // an ingest in flight stores them again
+    expect(doomed).toContain(renewed);
+    expect((await t.request('DELETE', '/databases/collections?database=sweep&collection=doomed')).status).toBe(202);
+    for (let i = 0; i < 400 && (await refs('doomed')).length; i++) await new Promise((r) => setTimeout(r, 25));
+
+    const onlyDoomed = doomed.filter((sha) => !kept.includes(sha));
+    expect(onlyDoomed.filter((sha) => sha !== renewed).filter(onDisk)).toEqual([]);
+    expect(kept.filter((sha) => !onDisk(sha))).toEqual([]);
+    expect(onDisk(renewed)).toBe(true); // spared for now
+    for (let i = 0; i < 200 && onDisk(renewed); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(onDisk(renewed)).toBe(false); // nobody referenced it once the grace period was over
+
+    // The other collection's copy still reads and answers.
+    const q = await t.request('POST', '/query', { body: { database: 'sweep', collection: 'kept', query: 'same sentence two collections' } });
+    expect(q.body.data.chunks.map((c: any) => c.id)).toEqual(['both']);
+    const listed = await t.request('POST', '/context/list', { body: { database: 'sweep', collection: 'kept', type: 'memory', ids: ['both'], include_fields: ['content'] } });
+    expect(JSON.stringify(listed.body.data)).toContain(shared);
   });
 });

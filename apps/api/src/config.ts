@@ -27,6 +27,8 @@ export interface AppConfig {
   projectionWaitMs: number;
   /** Readiness fails when any read model lags the log by more than this many positions. */
   readinessMaxLag: number;
+  /** A collection's deletion spares a blob stored or renewed this recently, and looks at it again this much later. */
+  blobSweepGraceMs: number;
   /** The embedder new databases are created with (recorded per database). */
   embedder: EmbedderSpec;
   embeddings: { provider?: 'glove' | 'use' | 'openai'; url?: string; model?: string; apiKey?: string; dimensions?: number };
@@ -67,6 +69,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
     logLevel: env.LOG_LEVEL ?? 'info',
     projectionWaitMs: Number(env.PROJECTION_WAIT_MS ?? 5000),
     readinessMaxLag: Number(env.READINESS_MAX_LAG ?? 1000),
+    blobSweepGraceMs: Number(env.BLOB_SWEEP_GRACE_MS ?? 60_000),
     embedder: { modelId: '', dimensions: 0 }, // filled in from the configured embedder at start
     embeddings: {
       provider: (env.EMBEDDINGS_PROVIDER as 'glove' | 'use' | 'openai' | undefined) || undefined,

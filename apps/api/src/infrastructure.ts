@@ -10,6 +10,7 @@ import { RateLimiter } from '../../../libs/persistence/src/rate-limiter';
 import { databasesProjection } from '../../../projections/databases/databases.projection';
 import { itemsProjection } from '../../../projections/items/items.projection';
 import { itemTombstonesProjection } from '../../../projections/item-tombstones/item-tombstones.projection';
+import { blobRefsProjection } from '../../../projections/blob-refs/blob-refs.projection';
 import { queriesProjection } from '../../../projections/queries/queries.projection';
 import { feedbackProjection } from '../../../projections/feedback/feedback.projection';
 import { webhookOutboxProjection } from '../../../projections/webhook-outbox/webhook-outbox.projection';
@@ -81,13 +82,13 @@ export class Infrastructure {
     const search = new SearchCatalog(ds, createSearchIndex({ elasticsearchUrl: config.elasticsearchUrl, lanceDir: join(config.dataDir, 'lancedb') }));
     await search.init();
     const resources = new DatabaseResources([
-      new BlobDirectoryContributor(blobs),
+      new BlobDirectoryContributor(blobs, ds, config.blobSweepGraceMs),
       new GraphTablesContributor(ds, GRAPH_TABLES),
       search,
       { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
       { streamsOf: (databaseId, collection) => queryStreams(ds, databaseId, collection) },
     ]);
-    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
+    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, blobRefsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
     subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner), new LateDeliverySweeper(ds, store, runner), new SearchIndexSubscriber(ds, search, blobs, vectorSpaces, (p) => runner.waitFor(p, ['items', 'databases'], 30_000), log));
     await runner.migrate();

@@ -2,6 +2,7 @@ import { mkdir, access } from 'node:fs/promises';
 import type { DataSource } from 'typeorm';
 import type { DatabaseComponent, EmbedderSpec } from '../../../libs/domain/src/events';
 import type { BlobStore } from '../../../libs/persistence/src/blob-store';
+import { blobsOnlyIn } from '../../../projections/blob-refs/blob-refs.projection';
 
 /**
  * The physical parts of a database outside the event log. Each contributor provisions what it owns and
@@ -43,13 +44,47 @@ export class DatabaseResources {
   }
 }
 
+/** How recently stored or renewed a blob must be for a collection's deletion to spare it (for now). */
+export const BLOB_SWEEP_GRACE_MS = 60_000;
+
 /**
  * Per-database blob directory (content-addressed payloads); the scheduler component owns it. The directory comes from
  * the blob store itself: until 2026-11-25 this contributor joined its own path (`blobs/blobs/<id>`), so deleting a
  * database removed an empty directory and left every blob on disk.
  */
 export class BlobDirectoryContributor implements ResourceContributor {
-  constructor(private readonly blobs: BlobStore) {}
+  constructor(
+    private readonly blobs: BlobStore,
+    /** Where the blob-refs read model lives; without it a collection's deletion leaves its blobs (tools, tests). */
+    private readonly ds?: DataSource,
+    /** A blob stored or renewed this recently is spared and looked at again this much later (BlobStore.sweep). */
+    private readonly graceMs = BLOB_SWEEP_GRACE_MS,
+  ) {}
+
+  /**
+   * Removes the blobs only this collection's items referenced (the blob-refs read model has seen the deletion request:
+   * the lifecycle processor waits for it). One stored or renewed within the grace period may be about to be
+   * referenced by an ingest into another collection: it is looked at again once the period is over, and removed if
+   * still nobody references it (a process stopped meanwhile leaves it: docs/databases.md).
+   */
+  async purgeCollection(databaseId: string, collection: string) {
+    if (!this.ds) return;
+    const spared: string[] = [];
+    for (const sha of await blobsOnlyIn(this.ds, databaseId, collection)) if (!(await this.blobs.sweep(databaseId, sha, this.graceMs))) spared.push(sha);
+    if (spared.length) this.later(databaseId, spared, 1);
+  }
+
+  private later(databaseId: string, shas: string[], round: number): void {
+    setTimeout(() => {
+      void (async () => {
+        const referenced: { sha256: string }[] = await this.ds!.query('SELECT DISTINCT sha256 FROM rm_blob_refs WHERE database_id = $1 AND sha256 = ANY($2)', [databaseId, shas]);
+        const taken = new Set(referenced.map((r) => r.sha256));
+        const again: string[] = [];
+        for (const sha of shas.filter((x) => !taken.has(x))) if (!(await this.blobs.sweep(databaseId, sha, this.graceMs))) again.push(sha);
+        if (again.length && round < 3) this.later(databaseId, again, round + 1);
+      })().catch(() => undefined); // best effort: what stays is an unreferenced file, never a lost one
+    }, this.graceMs + 100).unref();
+  }
 
   async provision(databaseId: string, component: DatabaseComponent) {
     if (component !== 'scheduler') return;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -73,11 +73,13 @@ export class BlobStore {
     const buffer = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
     const sha = BlobStore.hash(buffer);
     const target = this.path(databaseId, sha);
-    if (this.cache.has(target)) {
+    // Stored already: its time is renewed, so a collection's deletion that finds no other reference yet (this
+    // request's events are not appended) spares it (sweep). A file swept meanwhile is written again.
+    if (this.cache.has(target) && renewed(target)) {
       this.remember(target, buffer);
       return sha;
     }
-    if (buffer.length >= this.statFromBytes && (await exists(target))) return sha;
+    if (buffer.length >= this.statFromBytes && renewed(target)) return sha;
     await this.writeAtomically(dirname(target), target, buffer, buffer.length < this.syncBelowBytes ? SYNC_IO : ASYNC_IO);
     this.remember(target, buffer);
     return sha;
@@ -138,6 +140,33 @@ export class BlobStore {
     await rm(prefix, { recursive: true, force: true });
   }
 
+  /**
+   * Removes a blob a deleted collection alone referenced, unless it was written or renewed (`put`) within `graceMs`:
+   * an ingest into another collection may have just stored the same bytes and not yet appended the events that
+   * reference them. Returns false when it was spared. The file is moved aside first and its time read there, so a
+   * `put` renewing it at that moment either finds it gone (and writes it again) or is seen (and it is put back).
+   */
+  async sweep(databaseId: string, sha256: string, graceMs: number, now = Date.now()): Promise<boolean> {
+    const target = this.path(databaseId, sha256);
+    const aside = `${target}.${process.pid}-${++this.temps}.swept`;
+    try {
+      await rename(target, aside);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.forget(target);
+        return true; // gone already
+      }
+      throw err;
+    }
+    if ((await stat(aside)).mtimeMs > now - graceMs) {
+      await rename(aside, target);
+      return false;
+    }
+    this.forget(target);
+    await rm(aside, { force: true });
+    return true;
+  }
+
   /** Most recently used last (Map keeps insertion order). */
   private remember(key: string, bytes: Buffer): void {
     if (bytes.length > this.cacheBytes / 8) return; // a large file would push out many small blobs
@@ -168,12 +197,15 @@ interface FileCalls {
 const SYNC_IO: FileCalls = { mkdir: mkdirSync, writeFile: writeFileSync, rename: renameSync };
 const ASYNC_IO: FileCalls = { mkdir, writeFile, rename };
 
-async function exists(path: string): Promise<boolean> {
+/** Renews a stored blob's time (what `sweep` spares); false when the file is not there. */
+function renewed(path: string): boolean {
   try {
-    await stat(path);
+    const now = new Date();
+    utimesSync(path, now, now);
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }
 
