@@ -132,7 +132,8 @@ async function randomLog(random: () => number, blobs: BlobStore, n: number): Pro
     } else if (r < 0.95) {
       const requestId = requestIds.length && random() < 0.15 ? pick(requestIds) : `33333333-3333-4333-8333-${String(events.length).padStart(12, '0')}`;
       requestIds.push(requestId);
-      emit('QueryRecorded', { requestId, databaseId: pick(DBS), query: `what about ${pick(ENTITY_KEYS)}?`, type: 'all', mode: 'fast', results: [{ id: 'doc-1', score: random() }], logPosition: position });
+      const collections = pick([null, ['temp'], ['default'], ['default', 'temp'], ['temp', 'temp']]);
+      emit('QueryRecorded', { requestId, databaseId: pick(DBS), collections, query: `what about ${pick(ENTITY_KEYS)}?`, type: 'all', mode: 'fast', results: [{ id: 'doc-1', score: random() }], logPosition: position });
     } else if (r < 0.955) {
       emit('CollectionDeleted', { databaseId: pick(DBS), collection: 'temp' });
     } else if (r < 0.96) {
@@ -313,8 +314,10 @@ describe('applyBatch gives the same read model as apply one event at a time', ()
   it.each(SEEDS)('queries, seed %i', async (seed) => {
     const random = seeded(seed);
     const events = await randomLog(random, blobs, 400);
-    const rows = await expectBatchEquivalent(url, queriesProjection, events.filter((e) => queriesProjection.handles.includes(e.type)), random);
+    const queries = events.filter((e) => queriesProjection.handles.includes(e.type));
+    const rows = await expectBatchEquivalent(url, queriesProjection, queries, random);
     expect(rows.rm_queries.length).toBeGreaterThan(3);
+    expect(rows.rm_queries.some((r) => r.includes('{default,temp}'))).toBe(true); // scopes are kept (what a collection's deletion reads)
   });
 
   it.each(SEEDS)('webhook outbox, seed %i', async (seed) => {

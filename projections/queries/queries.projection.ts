@@ -4,6 +4,9 @@ import { inSegments, type ReadModelProjection } from '../../libs/persistence/src
 import type { QueryRecorded } from '../../libs/domain/src/query.events';
 
 /** Recorded queries by request id: what feedback links to and its evaluation report scores. */
+/** A query scoped to one collection only (`$2`): its record goes with that collection. */
+export const ONLY_IN_COLLECTION = 'collections IS NOT NULL AND cardinality(collections) > 0 AND collections <@ ARRAY[$2]::text[]';
+
 export const queriesProjection: ReadModelProjection = {
   kind: 'read-model',
   name: 'queries',
@@ -17,29 +20,35 @@ export const queriesProjection: ReadModelProjection = {
       type text NOT NULL,
       mode text NOT NULL,
       results jsonb NOT NULL,
+      collections text[],
       log_position bigint NOT NULL,
       created_at timestamptz NOT NULL
     )`,
     `CREATE INDEX IF NOT EXISTS rm_queries_database ON rm_queries (database_id, created_at)`,
   ],
-  handles: ['QueryRecorded', 'DatabaseDeleted'],
+  handles: ['QueryRecorded', 'DatabaseDeleted', 'CollectionDeleted'],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
     if (event.type === 'DatabaseDeleted') {
       await sql.query('DELETE FROM rm_queries WHERE database_id = $1', [event.data.databaseId]);
       return;
     }
+    if (event.type === 'CollectionDeleted') {
+      // The queries asked of that collection alone went with it (their streams were deleted: onlyIn).
+      await sql.query(`DELETE FROM rm_queries WHERE database_id = $1 AND ${ONLY_IN_COLLECTION}`, [event.data.databaseId, event.data.collection]);
+      return;
+    }
     const d = (event as unknown as QueryRecorded).data;
     await sql.query(
-      `INSERT INTO rm_queries (request_id, org_id, database_id, query, type, mode, results, log_position, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (request_id) DO NOTHING`,
-      [d.requestId, event.metadata.orgId, d.databaseId, d.query, d.type, d.mode, JSON.stringify(d.results), d.logPosition, event.metadata.occurredAt],
+      `INSERT INTO rm_queries (request_id, org_id, database_id, query, type, mode, results, collections, log_position, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (request_id) DO NOTHING`,
+      [d.requestId, event.metadata.orgId, d.databaseId, d.query, d.type, d.mode, JSON.stringify(d.results), d.collections ?? null, d.logPosition, event.metadata.occurredAt],
     );
   },
   /** A page at once: one multi-row insert per run of QueryRecorded (the first of a request id wins, as in apply); deletions on their own. */
   async applyBatch(events: RecordedEvent[], sql: Sql): Promise<void> {
     await inSegments(
       events,
-      (e) => e.type === 'DatabaseDeleted',
+      (e) => e.type === 'DatabaseDeleted' || e.type === 'CollectionDeleted',
       async (run) => {
         const seen = new Set<string>();
         const rows: RecordedEvent[] = [];
@@ -51,12 +60,15 @@ export const queriesProjection: ReadModelProjection = {
         }
         const col = (f: (e: RecordedEvent, d: QueryRecorded['data']) => unknown) => rows.map((e) => f(e, (e as unknown as QueryRecorded).data) ?? null);
         await sql.query(
-          `INSERT INTO rm_queries (request_id, org_id, database_id, query, type, mode, results, log_position, created_at)
-           SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::bigint[], $9::timestamptz[])
+          `INSERT INTO rm_queries (request_id, org_id, database_id, query, type, mode, results, collections, log_position, created_at)
+           SELECT u.r, u.o, u.d, u.q, u.t, u.m, u.res, CASE WHEN u.c IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.c)) END, u.p, u.at
+           FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::jsonb[], $9::bigint[], $10::timestamptz[])
+             AS u(r, o, d, q, t, m, res, c, p, at)
            ON CONFLICT (request_id) DO NOTHING`,
           [
             col((_, d) => d.requestId), col((e) => e.metadata.orgId), col((_, d) => d.databaseId), col((_, d) => d.query), col((_, d) => d.type),
-            col((_, d) => d.mode), col((_, d) => JSON.stringify(d.results)), col((_, d) => d.logPosition), col((e) => e.metadata.occurredAt),
+            col((_, d) => d.mode), col((_, d) => JSON.stringify(d.results)), col((_, d) => (d.collections ? JSON.stringify(d.collections) : null)),
+            col((_, d) => d.logPosition), col((e) => e.metadata.occurredAt),
           ],
         );
       },

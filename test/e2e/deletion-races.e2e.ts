@@ -111,6 +111,17 @@ describe('deleting a collection removes its blobs from disk', () => {
     expect(doomed.length).toBeGreaterThanOrEqual(6); // contents, chunk lists, graphs
     expect(doomed.every(onDisk) && kept.every(onDisk)).toBe(true);
 
+    // Queries asked of the doomed collection alone go with it; one that also asked another collection stays.
+    const asked: Record<string, string> = {};
+    for (const [label, body] of [
+      ['doomed', { collection: 'doomed' }],
+      ['kept', { collection: 'kept' }],
+      ['both', { collections: ['doomed', 'kept'] }],
+    ] as const) {
+      const q = await t.request('POST', '/query', { body: { database: 'sweep', query: 'memory collection', ...body } });
+      expect([label, q.status]).toEqual([label, 200]);
+      asked[label] = q.body.meta.request_id;
+    }
     await new Promise((r) => setTimeout(r, 1600)); // every blob older than the grace period
     const renewed = await t.infra.blobs.put(db.id, 'Bytes about to be ingested elsewhere.'); // an ingest in flight stores them again
     expect(doomed).toContain(renewed);
@@ -123,6 +134,14 @@ describe('deleting a collection removes its blobs from disk', () => {
     expect(onDisk(renewed)).toBe(true); // spared for now
     for (let i = 0; i < 200 && onDisk(renewed); i++) await new Promise((r) => setTimeout(r, 25));
     expect(onDisk(renewed)).toBe(false); // nobody referenced it once the grace period was over
+
+    const recorded = async (label: string) => ({
+      row: (await t.infra.ds.query('SELECT 1 FROM rm_queries WHERE request_id = $1', [asked[label]])).length,
+      events: (await t.infra.store.readStream(`query-${db.id}-${asked[label]}`)).length,
+    });
+    expect(await recorded('doomed')).toEqual({ row: 0, events: 0 });
+    expect(await recorded('kept')).toEqual({ row: 1, events: 1 });
+    expect(await recorded('both')).toEqual({ row: 1, events: 1 });
 
     // The other collection's copy still reads and answers.
     const q = await t.request('POST', '/query', { body: { database: 'sweep', collection: 'kept', query: 'same sentence two collections' } });

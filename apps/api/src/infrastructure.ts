@@ -11,7 +11,7 @@ import { databasesProjection } from '../../../projections/databases/databases.pr
 import { itemsProjection } from '../../../projections/items/items.projection';
 import { itemTombstonesProjection } from '../../../projections/item-tombstones/item-tombstones.projection';
 import { blobRefsProjection } from '../../../projections/blob-refs/blob-refs.projection';
-import { queriesProjection } from '../../../projections/queries/queries.projection';
+import { ONLY_IN_COLLECTION, queriesProjection } from '../../../projections/queries/queries.projection';
 import { feedbackProjection } from '../../../projections/feedback/feedback.projection';
 import { webhookOutboxProjection } from '../../../projections/webhook-outbox/webhook-outbox.projection';
 import { openWebhookRuntime, type WebhookRuntime } from '../../worker/src/webhooks/webhook-runtime';
@@ -132,11 +132,13 @@ async function itemStreams(ds: DataSource, databaseId: string, collection?: stri
 }
 
 /**
- * A database's recorded queries (their text and the ids they returned): deleted with it. A query names no collection
- * of its own (it may span several), so a collection's deletion leaves them (docs/databases.md).
+ * A database's recorded queries (their text and the ids they returned): deleted with it. A collection's deletion takes
+ * the queries asked of that collection alone; one that spanned others (or every collection) stays (docs/databases.md).
  */
 async function queryStreams(ds: DataSource, databaseId: string, collection?: string): Promise<string[]> {
-  if (collection !== undefined) return [];
-  const rows: { request_id: string }[] = await ds.query('SELECT request_id FROM rm_queries WHERE database_id = $1', [databaseId]);
+  const rows: { request_id: string }[] =
+    collection === undefined
+      ? await ds.query('SELECT request_id FROM rm_queries WHERE database_id = $1', [databaseId])
+      : await ds.query(`SELECT request_id FROM rm_queries WHERE database_id = $1 AND ${ONLY_IN_COLLECTION}`, [databaseId, collection]);
   return rows.map((r) => streams.query(databaseId, r.request_id));
 }
