@@ -51,6 +51,16 @@ describe('BlobStore', () => {
     expect(existsSync(join(root, DB))).toBe(false);
   });
 
+  it("refuses a late write for a database another process deleted (its marker), without making the directory again", async () => {
+    const worker = new BlobStore(root);
+    const lifecycle = new BlobStore(root);
+    await worker.put(DB, 'written before the deletion'); // this process knows the shard directory
+    await lifecycle.deleteDatabase(DB);
+    await expect(worker.put(DB, 'written before the deletion')).rejects.toBeInstanceOf(DatabaseBlobsDeletedError); // same shard
+    await expect(new BlobStore(root).put(DB, 'another process, first write')).rejects.toBeInstanceOf(DatabaseBlobsDeletedError);
+    expect(existsSync(join(root, DB))).toBe(false);
+  });
+
   // Small blobs are written with synchronous calls, larger ones through the thread pool: both paths, same behaviour.
   for (const [path, syncBelowBytes] of [['synchronous', 1024], ['asynchronous', 0]] as const) {
     it(`recreates a directory another process removed behind its back (${path} write)`, async () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -80,7 +80,7 @@ export class BlobStore {
       return sha;
     }
     if (buffer.length >= this.statFromBytes && renewed(target)) return sha;
-    await this.writeAtomically(dirname(target), target, buffer, buffer.length < this.syncBelowBytes ? SYNC_IO : ASYNC_IO);
+    await this.writeAtomically(databaseId, dirname(target), target, buffer, buffer.length < this.syncBelowBytes ? SYNC_IO : ASYNC_IO);
     this.remember(target, buffer);
     return sha;
   }
@@ -91,8 +91,9 @@ export class BlobStore {
   }
 
   /** Temp file then rename, with either set of file calls (a small blob's are synchronous: see syncBelowBytes). */
-  private async writeAtomically(dir: string, target: string, buffer: Buffer, io: FileCalls): Promise<void> {
+  private async writeAtomically(databaseId: string, dir: string, target: string, buffer: Buffer, io: FileCalls): Promise<void> {
     if (!this.dirs.has(dir)) {
+      this.refuseDeleted(databaseId);
       await io.mkdir(dir, { recursive: true });
       this.dirs.add(dir);
     }
@@ -101,8 +102,9 @@ export class BlobStore {
       await io.writeFile(tmp, buffer);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      // The directory went away (its database was deleted and recreated): make it again.
+      // The directory went away: its database deleted (by another process too: its marker says so), or removed by hand.
       this.dirs.delete(dir);
+      this.refuseDeleted(databaseId);
       await io.mkdir(dir, { recursive: true });
       this.dirs.add(dir);
       await io.writeFile(tmp, buffer);
@@ -134,6 +136,9 @@ export class BlobStore {
    */
   async deleteDatabase(databaseId: string): Promise<void> {
     this.deleted.add(databaseId);
+    // For the other processes on this volume (API-only ones, other workers): checked whenever one makes a directory.
+    mkdirSync(join(this.root, DELETED_DIR), { recursive: true });
+    writeFileSync(this.deletedMarker(databaseId), '');
     const prefix = this.databaseDir(databaseId);
     for (const key of [...this.cache.keys()]) if (key.startsWith(`${prefix}/`)) this.forget(key);
     for (const dir of [...this.dirs]) if (dir.startsWith(`${prefix}/`)) this.dirs.delete(dir);
@@ -165,6 +170,18 @@ export class BlobStore {
     this.forget(target);
     await rm(aside, { force: true });
     return true;
+  }
+
+  private deletedMarker(databaseId: string): string {
+    return join(this.root, DELETED_DIR, databaseId);
+  }
+
+  /** Before making a directory of a database: refused when it was deleted, here or by another process. */
+  private refuseDeleted(databaseId: string): void {
+    if (this.deleted.has(databaseId) || existsSync(this.deletedMarker(databaseId))) {
+      this.deleted.add(databaseId);
+      throw new DatabaseBlobsDeletedError(databaseId);
+    }
   }
 
   /** Most recently used last (Map keeps insertion order). */
@@ -204,12 +221,18 @@ function renewed(path: string): boolean {
     utimesSync(path, now, now);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return false;
+    // A file another user's process wrote (a shared volume): there, but its time stays (a sweep may take it sooner).
+    if (code === 'EPERM' || code === 'EACCES') return true;
     throw err;
   }
 }
 
-/** A write for a database this process has deleted. */
+/** Where deleted databases leave an empty marker file each (database ids are never reused). */
+const DELETED_DIR = '.deleted';
+
+/** A write for a deleted database. */
 export class DatabaseBlobsDeletedError extends Error {
   constructor(readonly databaseId: string) {
     super(`database ${databaseId} was deleted: its blobs are not written again`);

@@ -128,7 +128,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     url: urlFor(port, database),
     stop: async () => {
       await supervisor.stop();
-      rmSync(ownerFile(dataDir), { force: true });
+      // Another process may have taken the directory over meanwhile: its owner file stays.
+      if (readOwner(dataDir).instance === instance) rmSync(ownerFile(dataDir), { force: true });
     },
   };
 }
@@ -152,8 +153,13 @@ function supervise(pg: any, opts: EmbeddedPostgresOptions, stillOurs: () => bool
     for (let attempt = 1; attempt <= RESTART_ATTEMPTS && !stopping; attempt++) {
       // Its backends notice the postmaster is gone and exit; until they have, a new postmaster refuses the data directory.
       await new Promise((r) => setTimeout(r, 1000 * 2 ** (attempt - 1)).unref());
-      // Stopped by a process that took the directory over (a new service that found this one's owner dead): not ours to start.
-      if (stopping || !stillOurs()) return;
+      if (stopping) return;
+      // Another process took the directory over (a new service that found this one's owner dead, or one started while
+      // this Postgres was down): not ours to start, and this process has none to serve with.
+      if (!stillOurs()) {
+        opts.onGiveUp?.(new Error('another process has taken the data directory over'));
+        return;
+      }
       try {
         await pg.start();
         watch();

@@ -10,7 +10,7 @@ import { streams } from '../../../../libs/domain/src/streams';
 import type { Embedder } from '../../../../libs/embeddings/src';
 import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
 import { decideOnItems, lastPosition } from '../item-stream';
-import type { SearchCatalog } from './search-catalog';
+import { indexNameFor, type SearchCatalog } from './search-catalog';
 import { rebuildSearchIndex } from './search-index-rebuild';
 import type { SearchIndexSubscriber } from './search-index.subscriber';
 
@@ -53,7 +53,10 @@ export async function reembedDatabase(
   const recordedBefore = history.reduce((s, e) => evolveDatabase(s, e as unknown as DatabaseEvent), initialDatabase()).embedder ?? createdWith;
 
   const live = (await deps.catalog.all()).filter((e) => e.databaseId === db.id);
-  const inSpace = live.every((e) => e.modelId !== null && sameSpace({ modelId: e.modelId, dimensions: e.dimensions }, embedder));
+  // A rebuild drops the generation it replaced only after its last replays: one still there means a run was killed
+  // after its swap, and the new generation may lack what the service wrote meanwhile. It is built again.
+  const unfinished = (await Promise.all(live.map((e) => (e.generation > 1 ? deps.catalog.index.indexExists(indexNameFor(e.databaseId, e.store, e.generation - 1)) : false)))).some(Boolean);
+  const inSpace = !unfinished && live.every((e) => e.modelId !== null && sameSpace({ modelId: e.modelId, dimensions: e.dimensions }, embedder));
   // Resuming a run killed after it had recorded the change: what moves is what the indexes held.
   const held = live.find((e) => e.modelId !== null && e.modelId !== embedder.modelId);
   const previous = sameSpace(recordedBefore, embedder) && held ? { modelId: held.modelId!, dimensions: held.dimensions } : recordedBefore;

@@ -17,7 +17,10 @@ export const SEARCH_CATALOG_DDL = `CREATE TABLE IF NOT EXISTS search_indexes (
   PRIMARY KEY (database_id, store)
 )`;
 
-/** The vector space each index holds (null: registered before it was recorded; the database's embedder then). */
+/**
+ * The vector space each index holds. Null: registered before it was recorded and not filled in at start (its length
+ * is not its database's embedder's); taken for the configured model when the length fits, and rebuilt by a re-embed.
+ */
 export const SEARCH_CATALOG_MODEL_DDL = 'ALTER TABLE search_indexes ADD COLUMN IF NOT EXISTS model_id text';
 
 /** A live index and the vector space its chunks hold. */
@@ -53,6 +56,14 @@ export class SearchCatalog implements ResourceContributor {
   async init(): Promise<void> {
     await this.ds.query(SEARCH_CATALOG_DDL);
     await this.ds.query(SEARCH_CATALOG_MODEL_DDL);
+    // Indexes registered before models were recorded hold their database's embedder (when its length fits: an index
+    // a killed re-embed of the old order left behind holds the earlier one, and stays unrecorded until re-embedded).
+    await this.ds
+      .query(
+        `UPDATE search_indexes s SET model_id = d.embedder->>'modelId' FROM rm_databases d
+         WHERE s.model_id IS NULL AND d.id = s.database_id AND (d.embedder->>'dimensions')::int = s.dimensions`,
+      )
+      .catch(() => undefined); // a new installation: no databases read model yet, nothing to fill
   }
 
   /**

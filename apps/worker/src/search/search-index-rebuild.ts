@@ -136,7 +136,10 @@ async function rebuildGenerations(
   // old one, which is about to go (a rebuild while memories kept arriving lost them until the next rebuild).
   await new Promise((r) => setTimeout(r, Math.max(0, swappedAt + CATALOG_CACHE_MS + 250 - Date.now())));
   const tail = await replayTail(store, subscriber, target, rest.position);
-  for (const old of olds) await catalog.index.dropIndex(old);
+  for (const old of olds) {
+    await catalog.index.dropIndex(old);
+    await catalog.index.dropIndex(verifyIndexName(old)); // left beside it by a killed verify
+  }
   // and whatever an earlier rebuild killed after its swap left behind
   for (const e of next.values()) await catalog.dropGenerations(e.databaseId, e.store, e.generation - 2, e.generation - 1);
   const events = first.events + rest.events + tail.events;

@@ -54,13 +54,14 @@ export class SearchIndexSubscriber implements Processor {
     const indexFor: IndexTarget = target ?? ((db, store) => this.catalog.entry(db, store));
     await this.itemsAt(events[events.length - 1].position);
     const deletes: { index: string; itemKey: string; version: number }[] = [];
-    // The items of the whole batch in one query (but those of a collection being deleted: its purge must be the last
-    // word, docs/databases.md); their chunk lists read in parallel below.
+    // The items of the whole batch in one query, those of an active collection only (one being deleted, or deleted
+    // while the items read model still holds its rows, is skipped: its purge must be the last word, docs/databases.md);
+    // their chunk lists read in parallel below.
     const keyed = events.filter((e) => e.type !== 'ItemDeleted').map((e) => (e as unknown as ItemChunked).data);
     const rows: (IndexedItem & { database_id: string; item_key: string; content_version: number; chunks_sha256: string | null })[] = keyed.length
       ? await this.ds.query(
           `SELECT i.* FROM rm_items i WHERE (i.database_id, i.item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
-             AND NOT EXISTS (SELECT 1 FROM rm_collections c WHERE c.database_id = i.database_id AND c.name = i.collection AND c.status = 'deleting')`,
+             AND EXISTS (SELECT 1 FROM rm_collections c WHERE c.database_id = i.database_id AND c.name = i.collection AND c.status = 'active')`,
           [keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)],
         )
       : [];
@@ -84,18 +85,30 @@ export class SearchIndexSubscriber implements Processor {
       if (!ref) continue; // database gone
       pending.push({ index: ref, item, chunksSha256, databaseId: d.databaseId, event });
     }
-    const lists = await mapLimit(pending, 8, async (p) => JSON.parse((await this.blobs.get(p.databaseId, p.chunksSha256)).toString('utf8')) as StoredChunk[]);
-    const writes = pending.map((p, i) => ({ index: p.index, item: p.item, chunks: lists[i], event: p.event }));
+    const lists = await mapLimit(pending, 8, async (p) => {
+      try {
+        return JSON.parse((await this.blobs.get(p.databaseId, p.chunksSha256)).toString('utf8')) as StoredChunk[];
+      } catch (err) {
+        // Its blob is gone (its collection or database deleted since the rows were read): nothing to write. Retrying
+        // would stop indexing for every database.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        this.log?.error({ databaseId: p.databaseId, itemKey: p.item.item_key, chunks: p.chunksSha256 }, 'chunk list blob missing: chunk write skipped');
+        return null;
+      }
+    });
+    const writes = pending.flatMap((p, i) => (lists[i] ? [{ index: p.index, item: p.item, chunks: lists[i]!, event: p.event }] : []));
     // One embedding call per index (its vector space), all texts of the batch at once.
     const written: typeof writes = [];
     for (const group of groupBy(writes, (w) => w.index.name).values()) {
       const ref = group[0].index;
       const texts = group.flatMap((w) => w.chunks.map(embeddingText));
       let vectors: Float32Array[];
+      const embedder = this.spaces.for(this.spaceOf(ref));
       try {
-        vectors = texts.length ? await this.spaces.for(this.spaceOf(ref)).embed(texts) : [];
+        vectors = texts.length ? await embedder.embed(texts) : [];
       } catch (err) {
-        if (!live || !(err instanceof EmbeddingError) || err.code !== 'model_unavailable') throw err;
+        // Skipped only for an index of another model (the configured one failing is an outage: retried).
+        if (!live || embedder === this.spaces.configured || !(err instanceof EmbeddingError) || err.code !== 'model_unavailable') throw err;
         this.log?.error({ index: ref.name, databaseId: group[0].item.database_id, items: group.length, err: err.message }, 'search index holds another model\'s vectors: chunk writes skipped');
         continue;
       }
