@@ -1,6 +1,9 @@
 import { crsWith } from '../support/crs';
 import { DatabaseCommands } from '../../apps/api/src/databases/database-commands';
-import { createEmbedder } from '../../libs/embeddings/src';
+import { createEmbedder, PostgresEmbeddingCache, VectorSpaces } from '../../libs/embeddings/src';
+import { rebuildSearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
+import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
+import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
 import { FakeOpenAiServer } from '../integration/embedder.fake-openai-server';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -162,5 +165,25 @@ describe('crs databases reembed, resumed after a kill', () => {
     expect((await crs(fakeEnv(), 'databases', 'reembed', 'stuck')).out.join('\n')).toContain('nothing to do');
     const verify = await crs(fakeEnv(), 'projections', 'verify', 'search-index');
     expect(verify.out.join('\n')).toContain('equal');
+  });
+
+  it('a re-embed killed after its swap (before its last replays and the record) is rebuilt again by the next run', async () => {
+    const db = (await t.infra.directory.find('default', 'bystander'))!;
+    const cache = new PostgresEmbeddingCache(t.infra.pool);
+    const glove = createEmbedder({ cache });
+    // The run's rebuild and swap into GloVe, then killed: the generation it replaced is still there, nothing recorded.
+    const spaces = new VectorSpaces(glove, cache);
+    await rebuildSearchIndex(t.infra.store, t.infra.search, new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, spaces), undefined, { databaseId: db.id, space: { modelId: glove.modelId, dimensions: glove.dimensions } });
+    const swapped = (await t.infra.search.all()).filter((e) => e.databaseId === db.id);
+    for (const e of swapped) await t.infra.search.index.createIndex(indexNameFor(db.id, e.store, e.generation - 1), { dimensions: 16 });
+
+    const resumed = await crs({}, 'databases', 'reembed', 'bystander');
+    expect(resumed.out.join('\n')).toMatch(new RegExp(`-> ${glove.modelId} \\(100\\); rebuilt 2 index\\(es\\)`));
+    for (const e of swapped) {
+      expect(await t.infra.search.index.indexExists(indexNameFor(db.id, e.store, e.generation - 1))).toBe(false);
+      expect(await t.infra.search.index.indexExists(e.indexName)).toBe(false); // replaced by the run that finished
+    }
+    expect((await t.infra.search.all()).filter((e) => e.databaseId === db.id).map((e) => [e.modelId, e.generation])).toEqual(swapped.map((e) => [glove.modelId, e.generation + 1]));
+    expect((await crs({}, 'databases', 'reembed', 'bystander')).out.join('\n')).toContain('nothing to do');
   });
 });
