@@ -57,6 +57,32 @@ describe('search-index rebuild while the service ingests', () => {
     expect({ code: verified.code, out: verified.out.join('\n') }).toEqual({ code: 0, out: expect.stringContaining('search-index: equal at') });
   });
 
+  it('verify measures a difference again while the log moves on, and after three tries calls it unsettled, not a fault', async () => {
+    await t.createDatabase('moving');
+    await ingestMemories(t, 'moving', [{ id: 'mv1', text: 'A memory whose live chunk differs from the log.' }]);
+    await waitForStatus(t, 'moving', ['mv1']);
+    const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'mv1'`);
+    const index = (await t.infra.search.indexName(databaseId, 'memory'))!;
+    const [chunk] = (await t.infra.search.index.listChunks(index, { limit: 1000 })).filter((d) => d.text.includes('differs from the log'));
+    await t.infra.search.index.upsert(index, [{ ...chunk, text: `${chunk.text} (edited behind the log's back)` }]);
+    const subscriber = new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, t.infra.vectorSpaces);
+    try {
+      // Writes arriving: every look at the head finds 5 more positions (none of them the search index's).
+      const real = t.infra.store;
+      let heads = 0;
+      const moving = new Proxy(real, { get: (o, k) => (k === 'headPosition' ? async () => (await real.headPosition()) + 5 * ++heads : Reflect.get(o, k)) });
+      const unsettled = await verifySearchIndex(moving, t.infra.search, subscriber, { behindWaitMs: 300 });
+      expect({ equal: unsettled.equal, unsettled: unsettled.unsettled, index: unsettled.firstDifference?.index }).toEqual({ equal: false, unsettled: { appended: 5 }, index: `${databaseId}/memory` });
+      expect(heads).toBe(6); // three comparisons, each with its own look before and after
+      // A quiet log: the same difference is a fault, said once.
+      const quiet = await verifySearchIndex(t.infra.store, t.infra.search, subscriber);
+      expect({ equal: quiet.equal, unsettled: quiet.unsettled }).toEqual({ equal: false, unsettled: undefined });
+    } finally {
+      await t.infra.search.index.upsert(index, [chunk]);
+    }
+    expect((await verifySearchIndex(t.infra.store, t.infra.search, subscriber)).equal).toBe(true);
+  });
+
   it('verify compares only once the live index has handled the log, and says so instead of DIFFERENT when it has not', async () => {
     await t.createDatabase('lagging');
     await ingestMemories(t, 'lagging', [{ id: 'l1', text: 'A memory the live index has not handled yet.' }]);
