@@ -5,7 +5,7 @@ import type { EventStore } from '../../../libs/eventstore/src/event-store.port';
 import { ApiKeyRepository } from '../../../libs/persistence/src/api-keys';
 import { openDataSource } from '../../../libs/persistence/src/data-source';
 import type { Subscriber } from '../../../libs/persistence/src/projection';
-import { ProjectionRunner, type RunnerLogger } from '../../../libs/persistence/src/projection-runner';
+import { lockKey, ProjectionRunner, type RunnerLogger } from '../../../libs/persistence/src/projection-runner';
 import { RateLimiter } from '../../../libs/persistence/src/rate-limiter';
 import { databasesProjection } from '../../../projections/databases/databases.projection';
 import { itemsProjection } from '../../../projections/items/items.projection';
@@ -68,37 +68,46 @@ export class Infrastructure {
     // An idle client whose connection dies (Postgres restarting or shutting down first) is dropped by the pool and
     // replaced on next use; without a listener the 'error' event would crash the process.
     pool.on('error', (err) => log.error({ err: err.message }, 'idle event-store connection lost'));
-    const store = await createEventStore({ eventstoreUrl: config.eventstoreUrl, pool });
-    const keys = new ApiKeyRepository(ds);
-    await keys.init();
-    const rateLimiter = new RateLimiter(ds);
-    await rateLimiter.init();
-    const blobs = new BlobStore(join(config.dataDir, 'blobs'));
-    const cache = new PostgresEmbeddingCache(pool);
-    await cache.init();
-    const embedder = createEmbedder({ ...config.embeddings, cache });
-    const vectorSpaces = new VectorSpaces(embedder, cache);
-    config = { ...config, embedder: { modelId: embedder.modelId, dimensions: embedder.dimensions } };
-    const search = new SearchCatalog(ds, createSearchIndex({ elasticsearchUrl: config.elasticsearchUrl, lanceDir: join(config.dataDir, 'lancedb') }));
-    await search.init();
-    const resources = new DatabaseResources([
-      new BlobDirectoryContributor(blobs, ds, config.blobSweepGraceMs),
-      new GraphTablesContributor(ds, GRAPH_TABLES),
-      search,
-      { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
-      { streamsOf: (databaseId, collection) => queryStreams(ds, databaseId, collection) },
-    ]);
-    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, blobRefsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
-    const runner = new ProjectionRunner(ds, store, subscribers, log);
-    subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner, log), new LateDeliverySweeper(ds, store, runner), new SearchIndexSubscriber(ds, search, blobs, vectorSpaces, (p) => runner.waitFor(p, ['items', 'databases'], 30_000), log));
-    await runner.migrate();
-    await IndexingPipeline.migrate(ds);
-    const inference = createInference(config.llm);
-    const pipeline = new IndexingPipeline(ds, store, blobs, embedder, inference, runner, log, config.pipeline);
-    resources.add(feedbackStreams(ds));
-    const webhooks = await openWebhookRuntime({ ds, store, runner, config, log, resources });
-    if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
-    return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, vectorSpaces, search, pipeline, webhooks);
+    // Creating and migrating tables is serialized across processes (a service and `crs` commands starting together):
+    // concurrent DDL on one table fails in Postgres ("tuple concurrently updated").
+    const schema = await pool.connect();
+    await schema.query('SELECT pg_advisory_lock($1)', [lockKey('schema')]);
+    try {
+      const store = await createEventStore({ eventstoreUrl: config.eventstoreUrl, pool });
+      const keys = new ApiKeyRepository(ds);
+      await keys.init();
+      const rateLimiter = new RateLimiter(ds);
+      await rateLimiter.init();
+      const blobs = new BlobStore(join(config.dataDir, 'blobs'));
+      const cache = new PostgresEmbeddingCache(pool);
+      await cache.init();
+      const embedder = createEmbedder({ ...config.embeddings, cache });
+      const vectorSpaces = new VectorSpaces(embedder, cache);
+      config = { ...config, embedder: { modelId: embedder.modelId, dimensions: embedder.dimensions } };
+      const search = new SearchCatalog(ds, createSearchIndex({ elasticsearchUrl: config.elasticsearchUrl, lanceDir: join(config.dataDir, 'lancedb') }));
+      await search.init();
+      const resources = new DatabaseResources([
+        new BlobDirectoryContributor(blobs, ds, config.blobSweepGraceMs),
+        new GraphTablesContributor(ds, GRAPH_TABLES),
+        search,
+        { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
+        { streamsOf: (databaseId, collection) => queryStreams(ds, databaseId, collection) },
+      ]);
+      const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, blobRefsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
+      const runner = new ProjectionRunner(ds, store, subscribers, log);
+      subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner, log), new LateDeliverySweeper(ds, store, runner), new SearchIndexSubscriber(ds, search, blobs, vectorSpaces, (p) => runner.waitFor(p, ['items', 'databases'], 30_000), log));
+      await runner.migrate();
+      await IndexingPipeline.migrate(ds);
+      const inference = createInference(config.llm);
+      const pipeline = new IndexingPipeline(ds, store, blobs, embedder, inference, runner, log, config.pipeline);
+      resources.add(feedbackStreams(ds));
+      const webhooks = await openWebhookRuntime({ ds, store, runner, config, log, resources });
+      if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
+      return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, vectorSpaces, search, pipeline, webhooks);
+    } finally {
+      await schema.query('SELECT pg_advisory_unlock($1)', [lockKey('schema')]).catch(() => undefined);
+      schema.release();
+    }
   }
 
   /** Starts projections, processors and the indexing pipeline (the worker role). */
