@@ -23,4 +23,4 @@ export { contentHash, InMemoryEmbeddingCache, type EmbeddingCacheStore } from '.
 export { PostgresEmbeddingCache } from './postgres-embedding-cache';
 export { CachedEmbedder } from './cached.embedder';
 export { createEmbedder, type EmbedderConfig, type EmbedderProvider } from './create-embedder';
-export { VectorSpaces, type VectorSpace } from './vector-spaces';
+export { sameVectorSpace, VectorSpaces, type VectorSpace } from './vector-spaces';

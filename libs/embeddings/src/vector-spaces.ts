@@ -8,6 +8,9 @@ export interface VectorSpace {
   dimensions: number;
 }
 
+/** Whether two vector spaces are one: same model id and vector length. */
+export const sameVectorSpace = (a: VectorSpace, b: VectorSpace) => a.modelId === b.modelId && a.dimensions === b.dimensions;
+
 /**
  * The embedder to use for a vector space: the configured one when it is that space; for any other, the vectors that
  * space's model left in the embedding cache, and an EmbeddingError (`model_unavailable`) for a text it never embedded.
@@ -25,7 +28,7 @@ export class VectorSpaces {
   ) {}
 
   for(space: VectorSpace): Embedder {
-    if (space.modelId === this.configured.modelId && space.dimensions === this.configured.dimensions) return this.configured;
+    if (sameVectorSpace(space, this.configured)) return this.configured;
     const key = `${space.modelId}\u0000${space.dimensions}`;
     let embedder = this.others.get(key);
     if (!embedder) {

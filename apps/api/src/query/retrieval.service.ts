@@ -5,6 +5,7 @@ import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
 import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
 import type { Infrastructure } from '../infrastructure';
 import type { IndexRef } from '../../../worker/src/search/search-catalog';
+import { sameVectorSpace } from '../../../../libs/embeddings/src';
 import { INFRASTRUCTURE } from '../tokens';
 import { CONTEXT, type ContextWeights, lendScores, type Neighbour } from './conversation-context';
 import { candidatePool, poolSize, type PoolSize } from './pool-size';
@@ -108,7 +109,7 @@ export class RetrievalService {
    * re-embed swaps the index first and records the change after: in between, vectors of two models are never compared.
    */
   queryVectorsFit(ref: IndexRef): boolean {
-    return ref.modelId === null || (ref.modelId === this.infra.embedder.modelId && ref.dimensions === this.infra.embedder.dimensions);
+    return ref.modelId === null || sameVectorSpace({ modelId: ref.modelId, dimensions: ref.dimensions }, this.infra.embedder);
   }
 
   async retrieve(req: RetrievalRequest): Promise<RankedChunk[]> {

@@ -7,7 +7,7 @@ import type { DatabaseEvent, EmbedderSpec } from '../../../../libs/domain/src/ev
 import type { ItemIngested } from '../../../../libs/domain/src/items/item.events';
 import { decideItem } from '../../../../libs/domain/src/items/item.decider';
 import { streams } from '../../../../libs/domain/src/streams';
-import type { Embedder } from '../../../../libs/embeddings/src';
+import { sameVectorSpace, type Embedder } from '../../../../libs/embeddings/src';
 import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
 import { decideOnItems, lastPosition } from '../item-stream';
 import { indexNameFor, type SearchCatalog } from './search-catalog';
@@ -56,10 +56,10 @@ export async function reembedDatabase(
   // A rebuild drops the generation it replaced only after its last replays: one still there means a run was killed
   // after its swap, and the new generation may lack what the service wrote meanwhile. It is built again.
   const unfinished = (await Promise.all(live.map((e) => (e.generation > 1 ? deps.catalog.index.indexExists(indexNameFor(e.databaseId, e.store, e.generation - 1)) : false)))).some(Boolean);
-  const inSpace = !unfinished && live.every((e) => e.modelId !== null && sameSpace({ modelId: e.modelId, dimensions: e.dimensions }, embedder));
+  const inSpace = !unfinished && live.every((e) => e.modelId !== null && sameVectorSpace({ modelId: e.modelId, dimensions: e.dimensions }, embedder));
   // Resuming a run killed after it had recorded the change: what moves is what the indexes held.
   const held = live.find((e) => e.modelId !== null && e.modelId !== embedder.modelId);
-  const previous = sameSpace(recordedBefore, embedder) && held ? { modelId: held.modelId!, dimensions: held.dimensions } : recordedBefore;
+  const previous = sameVectorSpace(recordedBefore, embedder) && held ? { modelId: held.modelId!, dimensions: held.dimensions } : recordedBefore;
   const rebuilt = inSpace ? { indexes: 0, events: 0 } : await rebuildSearchIndex(deps.store, deps.catalog, deps.subscriber, onProgress, { databaseId: db.id, space: embedder });
 
   const outcome = await handleCommand<ReturnType<typeof initialDatabase>, DatabaseEvent, DatabaseCommand>(
@@ -88,8 +88,6 @@ export async function reembedDatabase(
   const requeuedCount = requeued.filter((o) => o.events?.length).length;
   return { changed: recorded || rebuilt.indexes > 0 || requeuedCount > 0, previous, embedder, indexes: rebuilt.indexes, events: rebuilt.events, requeued: requeuedCount, ms: Date.now() - started };
 }
-
-const sameSpace = (a: EmbedderSpec, b: EmbedderSpec) => a.modelId === b.modelId && a.dimensions === b.dimensions;
 
 /** The embedder recorded when the database was created (on the organization's registry stream). */
 async function embedderAtCreation(store: EventStore, db: { id: string; orgId: string }): Promise<EmbedderSpec> {
