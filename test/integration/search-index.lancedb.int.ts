@@ -209,6 +209,41 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await index.close();
   });
 
+  it('keeps its caches within the bytes it was given (the session reaches LanceDB)', async () => {
+    const dir = newDir();
+    const bound = 256 * 1024;
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1, indexCacheBytes: bound, metadataCacheBytes: bound });
+    await index.createIndex('cached', { dimensions: 2 });
+    for (let round = 0; round < 6; round++) {
+      await index.upsert('cached', Array.from({ length: 200 }, (_, i) => doc(round * 200 + i, [1, i], `cache round ${round} row ${i} ${'word '.repeat(20)}`)));
+      await index.optimize('cached');
+      await index.keywordSearch('cached', `round ${round}`, { limit: 10 });
+    }
+    const usage = index.cacheUsage();
+    // Something is cached (a session that never reached the engine reports nothing), and no more than allowed.
+    expect(usage.entries).toBeGreaterThan(0);
+    expect(usage.bytes).toBeGreaterThan(0);
+    expect(usage.bytes).toBeLessThanOrEqual(2 * bound + 64 * 1024);
+    await index.close();
+  });
+
+  it('removes superseded table versions once they pass the retention, also when no write follows', async () => {
+    const dir = newDir();
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: 0, versionRetentionMs: 300 });
+    await index.createIndex('aged', { dimensions: 2 });
+    for (let i = 0; i < 5; i++) await index.upsert('aged', [doc(i, [1, i], `version ${i}`)]);
+    const db = await connect(dir, { readConsistencyInterval: 0 });
+    const table = await db.openTable('aged');
+    expect((await table.listVersions()).length).toBeGreaterThan(5);
+    // The background refresh folds the writes; the cleanup pass after it removes what the refresh still had to keep.
+    await eventually(async () => (await table.listVersions()).length <= 2, 15_000);
+    expect(await index.count('aged')).toBe(5);
+    expect((await index.keywordSearch('aged', 'version', { limit: 10 })).length).toBe(5);
+    table.close();
+    db.close();
+    await index.close();
+  });
+
   it('sees writes made by another instance (another process) on the same directory', async () => {
     const dir = newDir();
     const writer = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });

@@ -1,4 +1,4 @@
-import { connect, type Connection, Index, MatchQuery, Operator, PhraseQuery, type Table } from '@lancedb/lancedb';
+import { connect, type Connection, Index, MatchQuery, Operator, PhraseQuery, Session, type Table } from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -57,11 +57,33 @@ export interface LanceDbSearchIndexOptions {
   maxVectorIndexDeltas?: number;
   /**
    * Delay before the background optimize that folds new rows into the engine indexes after writes.
-   * Throttled to at most one run per max(delay, 2 × last run's duration). Default 1000 ms; negative disables.
+   * Throttled to at most one run per max(delay, last run's duration / maxMaintenanceShare). Default 1000 ms;
+   * negative disables.
    */
   indexRefreshDelayMs?: number;
-  /** Table versions older than this are removed by optimize. Default 1 hour. */
+  /**
+   * The largest share of the time a table's background optimize may take. An optimize rewrites the table's indexes
+   * whole (LanceDB 0.37 merges new rows into a new copy of each index), so its cost grows with the table, not with the
+   * rows it folds: 0.2 s at 20k rows and 0.7 s at 80k after five new rows. Under a steady trickle of small writes, a
+   * fixed short delay kept a core busy rewriting indexes; spacing runs by their own cost keeps maintenance to this
+   * share, and the rows written meanwhile (searched by a flat scan until folded) stay a bounded tail. Default 0.1.
+   */
+  maxMaintenanceShare?: number;
+  /**
+   * Table versions older than this are removed by optimize; each version keeps the index copies it refers to on disk.
+   * Queries read the newest version and finish in well under this. A table left idle is cleaned once more this long
+   * after its last optimize, so superseded versions never outlive the writes that made them. Default 30 s.
+   */
   versionRetentionMs?: number;
+  /**
+   * Bytes of index data (full-text postings, scalar and vector index pages) LanceDB keeps in memory, least recently
+   * used dropped first. Every optimize writes the indexes anew under new paths, so without a bound the superseded ones
+   * stay cached: under a steady trickle of writes the process grew by the size of the index at each optimize.
+   * Default 256 MiB.
+   */
+  indexCacheBytes?: number;
+  /** Bytes of file metadata and table manifests LanceDB keeps in memory (bounded the same way). Default 64 MiB. */
+  metadataCacheBytes?: number;
   /** Where background maintenance errors go (default console.warn); they never fail a caller. */
   onBackgroundError?: (error: unknown, indexName: string) => void;
 }
@@ -106,6 +128,8 @@ interface OpenTable {
    */
   writes: Promise<unknown>;
   refreshTimer?: NodeJS.Timeout;
+  /** The pass that removes versions the last optimize had to keep (they were younger than the retention). */
+  cleanupTimer?: NodeJS.Timeout;
   lastRefreshMs: number;
   hasVectorIndex: boolean;
   /** Scalar indexes a table made before they existed still lacks (built by the next background refresh). */
@@ -127,9 +151,11 @@ export class LanceDbSearchIndex implements SearchIndex {
   private readonly vectorIndexThreshold: number;
   private readonly maxVectorIndexDeltas: number;
   private readonly refreshDelayMs: number;
+  private readonly maxMaintenanceShare: number;
   private readonly versionRetentionMs: number;
   private readonly onBackgroundError: (error: unknown, indexName: string) => void;
   private connection?: Promise<Connection>;
+  private readonly session: Session;
   private readonly tables = new Map<string, Promise<OpenTable>>();
   private readonly creating = new Map<string, Promise<void>>();
   private locksDir?: Promise<void>;
@@ -140,7 +166,10 @@ export class LanceDbSearchIndex implements SearchIndex {
     this.vectorIndexThreshold = options.vectorIndexThreshold ?? 10_000;
     this.maxVectorIndexDeltas = options.maxVectorIndexDeltas ?? 4;
     this.refreshDelayMs = options.indexRefreshDelayMs ?? 1000;
-    this.versionRetentionMs = options.versionRetentionMs ?? 60 * 60 * 1000;
+    this.maxMaintenanceShare = options.maxMaintenanceShare ?? 0.1;
+    if (!(this.maxMaintenanceShare > 0 && this.maxMaintenanceShare <= 1)) throw new Error(`maxMaintenanceShare must be in (0, 1], got ${this.maxMaintenanceShare}`);
+    this.versionRetentionMs = options.versionRetentionMs ?? 30_000;
+    this.session = new Session(BigInt(options.indexCacheBytes ?? 256 * 2 ** 20), BigInt(options.metadataCacheBytes ?? 64 * 2 ** 20));
     this.onBackgroundError =
       options.onBackgroundError ??
       ((error, indexName) => console.warn(`search index ${indexName}: background maintenance failed`, error));
@@ -180,6 +209,7 @@ export class LanceDbSearchIndex implements SearchIndex {
       const open = await cached.catch(() => undefined);
       if (open) {
         clearTimeout(open.refreshTimer);
+        clearTimeout(open.cleanupTimer);
         await open.writes;
         open.table.close();
       }
@@ -384,6 +414,11 @@ export class LanceDbSearchIndex implements SearchIndex {
     return open.table.countRows(lanceWhere(filter));
   }
 
+  /** Bytes and entries held by the engine's index and metadata caches (reported on /metrics). */
+  cacheUsage(): { bytes: number; entries: number } {
+    return { bytes: Number(this.session.sizeBytes()), entries: this.session.approxNumItems() };
+  }
+
   async optimize(indexName: string): Promise<void> {
     const open = await this.open(indexName);
     clearTimeout(open.refreshTimer);
@@ -400,6 +435,7 @@ export class LanceDbSearchIndex implements SearchIndex {
       const open = await pending.catch(() => undefined);
       if (!open) continue;
       clearTimeout(open.refreshTimer);
+      clearTimeout(open.cleanupTimer);
       await open.writes;
       open.table.close();
     }
@@ -410,7 +446,9 @@ export class LanceDbSearchIndex implements SearchIndex {
     if (this.closed) return Promise.reject(new Error('LanceDbSearchIndex is closed'));
     const interval =
       this.options.readConsistencyIntervalSeconds === undefined ? 0 : this.options.readConsistencyIntervalSeconds;
-    this.connection ??= connect(this.options.dir, interval === null ? {} : { readConsistencyInterval: interval });
+    // The session goes in the options: connect()'s third argument is accepted and then dropped (LanceDB 0.37), which
+    // left the default caches (6 GiB of index, 1 GiB of metadata) in place.
+    this.connection ??= connect(this.options.dir, { session: this.session, ...(interval === null ? {} : { readConsistencyInterval: interval }) });
     return this.connection;
   }
 
@@ -553,13 +591,29 @@ export class LanceDbSearchIndex implements SearchIndex {
 
   private scheduleRefresh(open: OpenTable): void {
     if (this.closed || open.refreshTimer || this.refreshDelayMs < 0) return;
-    const delay = Math.max(this.refreshDelayMs, 2 * open.lastRefreshMs);
+    clearTimeout(open.cleanupTimer); // the refresh cleans up, and schedules the next cleanup itself
+    open.cleanupTimer = undefined;
+    const delay = Math.max(this.refreshDelayMs, open.lastRefreshMs / this.maxMaintenanceShare);
     open.refreshTimer = setTimeout(() => {
       open.refreshTimer = undefined;
       if (this.closed || this.tables.get(open.name) === undefined) return;
-      this.refresh(open).catch((error) => this.onBackgroundError(error, open.name));
+      this.refresh(open)
+        .then(() => this.scheduleCleanup(open))
+        .catch((error) => this.onBackgroundError(error, open.name));
     }, delay);
     open.refreshTimer.unref();
+  }
+
+  /** Once the versions an optimize kept have aged past the retention, one more optimize removes them (unless a write's refresh comes first). */
+  private scheduleCleanup(open: OpenTable): void {
+    if (this.closed || open.refreshTimer || this.versionRetentionMs <= 0) return;
+    clearTimeout(open.cleanupTimer);
+    open.cleanupTimer = setTimeout(() => {
+      open.cleanupTimer = undefined;
+      if (this.closed || open.refreshTimer || this.tables.get(open.name) === undefined) return;
+      this.refresh(open).catch((error) => this.onBackgroundError(error, open.name));
+    }, this.versionRetentionMs + 1000);
+    open.cleanupTimer.unref();
   }
 
   /** Compaction, folding new rows into the FTS (and vector) index, pruning old versions; then the vector index threshold. */

@@ -129,6 +129,8 @@ export interface SearchIndex {
   count(indexName: string, filter?: SearchFilter): Promise<number>;
   /** Compacts and brings every engine index up to date; loses nothing. */
   optimize(indexName: string): Promise<void>;
+  /** Bytes and entries the engine caches in this process, when it caches anything (reported on /metrics). */
+  cacheUsage?(): { bytes: number; entries: number };
   close(): Promise<void>;
 }
 
