@@ -56,7 +56,7 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
     info: (o, m) => logger.info(o, m),
     error: (o, m) => logger.error(o, m),
   });
-  const metrics = new Metrics(infra.runner, () => infra.pipeline.queueDepth(), () => infra.pipeline.stepTimes(), () => infra.queryClock.times());
+  const metrics = new Metrics(infra.runner, () => infra.pipeline.queueDepth(), () => infra.pipeline.stepTimes(), () => infra.queryClock.times(), () => infra.cacheUsage());
   const adapter = new FastifyAdapter({
     loggerInstance: logger,
     // Our onResponse hook logs requests; Fastify's per-request lines stay off. Log lines carry request_id.

@@ -32,6 +32,14 @@ export interface AppConfig {
   /** The embedder new databases are created with (recorded per database). */
   embedder: EmbedderSpec;
   embeddings: { provider?: 'glove' | 'use' | 'openai'; url?: string; model?: string; apiKey?: string; dimensions?: number };
+  /**
+   * In-memory caches, each bounded (docs/operations.md): the embedded search engine's index pages and file metadata,
+   * recently used content blobs. The engine keeps superseded table versions this long before removing them.
+   */
+  caches: { searchIndexBytes: number; searchMetadataBytes: number; blobBytes: number };
+  searchVersionRetentionMs: number;
+  /** Recorded queries (QueryRecorded and rm_queries) are removed this long after they were asked, unless feedback links to them; 0 keeps them. */
+  queryRetentionMs: number;
   /** OpenAI-compatible chat endpoint for inference; offline rule-based extraction when unset. */
   llm: { baseUrl?: string; model?: string; apiKey?: string };
   pipeline: { concurrency: number; batchSize: number; leaseMs: number; maxAttempts: number; pollMs: number; chunkTokens: number };
@@ -71,6 +79,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
     readinessMaxLag: Number(env.READINESS_MAX_LAG ?? 1000),
     blobSweepGraceMs: Number(env.BLOB_SWEEP_GRACE_MS ?? 60_000),
     embedder: { modelId: '', dimensions: 0 }, // filled in from the configured embedder at start
+    caches: {
+      searchIndexBytes: mebibytes(env, 'SEARCH_INDEX_CACHE_MB', 256),
+      searchMetadataBytes: mebibytes(env, 'SEARCH_METADATA_CACHE_MB', 64),
+      blobBytes: mebibytes(env, 'BLOB_CACHE_MB', 64),
+    },
+    searchVersionRetentionMs: wholeNumber(env, 'SEARCH_VERSION_RETENTION_SECONDS', 30) * 1000,
+    queryRetentionMs: wholeNumber(env, 'QUERY_RETENTION_DAYS', 30) * 86_400_000,
     embeddings: {
       provider: (env.EMBEDDINGS_PROVIDER as 'glove' | 'use' | 'openai' | undefined) || undefined,
       url: env.EMBEDDINGS_URL || undefined,
@@ -103,6 +118,18 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
     },
   };
 }
+
+/** A setting that is a whole number, 0 or more; an unset or empty variable takes the default. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a whole number (0 or more), got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** A cache size given in MiB, in bytes. */
+const mebibytes = (env: NodeJS.ProcessEnv, name: string, fallback: number) => wholeNumber(env, name, fallback) * 2 ** 20;
 
 /** Delays after each failed attempt: 8 attempts over about 28 hours. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';

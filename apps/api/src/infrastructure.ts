@@ -26,6 +26,7 @@ import { IndexingPipeline } from '../../worker/src/pipeline/indexing-pipeline';
 import { createInference } from '../../../libs/ingestion/src/inference/openai-chat.inference';
 import { LateDeliverySweeper } from '../../worker/src/webhooks/late-delivery-sweeper.processor';
 import { DerivedMemoryCleaner } from '../../worker/src/processors/derived-memory-cleaner.processor';
+import { QueryRetention } from '../../worker/src/processors/query-retention';
 import { join } from 'node:path';
 import { BlobDirectoryContributor, DatabaseResources, GraphTablesContributor } from '../../worker/src/database-resources';
 import { DatabaseLifecycleProcessor } from '../../worker/src/processors/database-lifecycle.processor';
@@ -60,6 +61,8 @@ export class Infrastructure {
     readonly pipeline: IndexingPipeline,
     /** URL guard, secret vault, sender and the outbox dispatcher (docs/webhooks.md) */
     readonly webhooks: WebhookRuntime,
+    /** removes recorded queries past their retention (docs/operations.md) */
+    readonly queryRetention: QueryRetention,
   ) {}
 
   static async open(config: AppConfig, log: RunnerLogger): Promise<Infrastructure> {
@@ -78,13 +81,17 @@ export class Infrastructure {
       await keys.init();
       const rateLimiter = new RateLimiter(ds);
       await rateLimiter.init();
-      const blobs = new BlobStore(join(config.dataDir, 'blobs'));
+      const blobs = new BlobStore(join(config.dataDir, 'blobs'), { cacheBytes: config.caches.blobBytes });
       const cache = new PostgresEmbeddingCache(pool);
       await cache.init();
       const embedder = createEmbedder({ ...config.embeddings, cache });
       const vectorSpaces = new VectorSpaces(embedder, cache);
       config = { ...config, embedder: { modelId: embedder.modelId, dimensions: embedder.dimensions } };
-      const search = new SearchCatalog(ds, createSearchIndex({ elasticsearchUrl: config.elasticsearchUrl, lanceDir: join(config.dataDir, 'lancedb') }));
+      const search = new SearchCatalog(ds, createSearchIndex({
+          elasticsearchUrl: config.elasticsearchUrl,
+          lanceDir: join(config.dataDir, 'lancedb'),
+          lance: { indexCacheBytes: config.caches.searchIndexBytes, metadataCacheBytes: config.caches.searchMetadataBytes, versionRetentionMs: config.searchVersionRetentionMs },
+        }));
       await search.init();
       const resources = new DatabaseResources([
         new BlobDirectoryContributor(blobs, ds, config.blobSweepGraceMs),
@@ -103,11 +110,18 @@ export class Infrastructure {
       resources.add(feedbackStreams(ds));
       const webhooks = await openWebhookRuntime({ ds, store, runner, config, log, resources });
       if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
-      return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, vectorSpaces, search, pipeline, webhooks);
+      const queryRetention = new QueryRetention(ds, store, log, { retentionMs: config.queryRetentionMs, everyMs: 10 * 60_000 });
+      return new Infrastructure(config, ds, pool, store, keys, rateLimiter, runner, new DatabaseDirectory(ds), resources, blobs, embedder, vectorSpaces, search, pipeline, webhooks, queryRetention);
     } finally {
       await schema.query('SELECT pg_advisory_unlock($1)', [lockKey('schema')]).catch(() => undefined);
       schema.release();
     }
+  }
+
+  /** Bytes and entries of every in-memory cache of this process, by name (reported on /metrics). */
+  cacheUsage(): Record<string, { bytes: number; entries: number }> {
+    const search = this.search.index.cacheUsage?.();
+    return { blobs: this.blobs.cacheUsage(), ...(search ? { search_engine: search } : {}) };
   }
 
   /** Starts projections, processors and the indexing pipeline (the worker role). */
@@ -115,9 +129,11 @@ export class Infrastructure {
     this.runner.start();
     this.pipeline.start();
     this.webhooks.dispatcher.start();
+    this.queryRetention.start();
   }
 
   async close(): Promise<void> {
+    await this.queryRetention.stop();
     await this.webhooks.dispatcher.stop();
     await this.pipeline.stop();
     await this.runner.stop();

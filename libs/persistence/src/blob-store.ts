@@ -50,6 +50,11 @@ export class BlobStore {
     this.syncBelowBytes = options.syncBelowBytes ?? 64 * 1024;
   }
 
+  /** Bytes and blobs held by the in-memory cache (reported on /metrics). */
+  cacheUsage(): { bytes: number; entries: number } {
+    return { bytes: this.cached, entries: this.cache.size };
+  }
+
   /** The directory holding one database's blobs. */
   databaseDir(databaseId: string): string {
     return join(this.root, databaseId);

@@ -91,6 +91,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       // Statistics within seconds of a burst of ingest, not a minute: a young database's first thousands of items
       // are otherwise planned as if its tables were empty.
       ...['-c', 'autovacuum_naptime=10s'],
+      // The write-ahead log is bounded by max_wal_size (1 GB by default: most of the disk a small installation used, and
+      // the same whatever it held) and shrinks back towards min_wal_size when writes calm down; full-page images are
+      // compressed. A checkpoint comes sooner under a burst of writes (docs/operations.md).
+      ...['-c', 'max_wal_size=256MB', '-c', 'min_wal_size=32MB', '-c', 'wal_compression=on'],
       ...(opts.statStatements ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all'] : []),
     ],
     onLog: (m: string) => log(String(m).trim()),

@@ -17,6 +17,7 @@ export class Metrics {
     queueDepth?: () => Promise<number>,
     pipelineSteps?: () => ReadonlyMap<string, { seconds: number; items: number }>,
     querySteps?: () => ReadonlyMap<string, { seconds: number; items: number }>,
+    caches?: () => Record<string, { bytes: number; entries: number }>,
   ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'crs_' });
     new Gauge({
@@ -34,6 +35,24 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.set(queueDepth ? await queueDepth() : 0);
+      },
+    });
+    new Gauge({
+      name: 'crs_cache_bytes',
+      help: 'Bytes held by each bounded in-memory cache of this process (search_engine: LanceDB index pages and file metadata; blobs: recently used content blobs)',
+      labelNames: ['cache'],
+      registers: [this.registry],
+      collect() {
+        for (const [cache, u] of Object.entries(caches?.() ?? {})) this.set({ cache }, u.bytes);
+      },
+    });
+    new Gauge({
+      name: 'crs_cache_entries',
+      help: 'Entries held by each bounded in-memory cache of this process',
+      labelNames: ['cache'],
+      registers: [this.registry],
+      collect() {
+        for (const [cache, u] of Object.entries(caches?.() ?? {})) this.set({ cache }, u.entries);
       },
     });
     new Gauge({
