@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { inActiveCollection } from '../../../../projections/databases/databases.queries';
 
 export interface StatusEntry {
   id: string;
@@ -21,11 +22,11 @@ const MESSAGES: Record<string, string> = {
   errored: 'Indexing failed',
 };
 
-/** Status entries for item ids in a database (optionally one collection); unknown ids get `not_found`. */
+/** Status entries for item ids in a database (optionally one collection); unknown ids (and those of a collection being deleted) get `not_found`. */
 export async function itemStatuses(ds: DataSource, databaseId: string, ids: string[], collection?: string): Promise<StatusEntry[]> {
   const rows: any[] = await ds.query(
-    `SELECT item_id, collection, store, title, status, error_code, error_message, updated_at FROM rm_items
-     WHERE database_id = $1 AND item_id = ANY($2) ${collection ? 'AND collection = $3' : ''} ORDER BY item_id, collection, store`,
+    `SELECT item_id, collection, store, title, status, error_code, error_message, updated_at FROM rm_items i
+     WHERE database_id = $1 AND item_id = ANY($2) ${collection ? 'AND collection = $3' : ''} AND ${inActiveCollection('i')} ORDER BY item_id, collection, store`,
     collection ? [databaseId, ids, collection] : [databaseId, ids],
   );
   const out: StatusEntry[] = [];

@@ -11,6 +11,7 @@ import { readScope } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import { parseStoreType } from '../item-view';
+import { inActiveCollection } from '../../../../../projections/databases/databases.queries';
 
 const PARAMS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'id', 'type', 'limit', 'cursor', 'acl', 'entity']);
 
@@ -33,8 +34,11 @@ interface RelationRow {
  * The context graph, for inspection. Only completed items count, and with `acl` (repeatable query parameter,
  * same meaning as in /query) only items the caller may see: nothing derived from a hidden document is returned.
  */
-/** An expired memory stops surfacing anywhere, its graph included (rm_items aliased `i`). */
-const NOT_EXPIRED = '(i.expires_at IS NULL OR i.expires_at > now())';
+/**
+ * An expired memory stops surfacing anywhere, its graph included, and so does everything of a collection being
+ * deleted (rm_items aliased `i`).
+ */
+const SERVED = `(i.expires_at IS NULL OR i.expires_at > now()) AND ${inActiveCollection('i')}`;
 
 @ApiTags('context')
 @Controller()
@@ -48,7 +52,7 @@ export class GraphController {
     const limit = num(query.limit, 'limit', 100, 1, 500);
     const cursor = num(query.cursor, 'cursor', 0, 0, 1e9);
     const params: unknown[] = [db.id, collection];
-    let where = `r.database_id = $1 AND r.collection = $2 AND i.status = 'completed' AND ${NOT_EXPIRED}`;
+    let where = `r.database_id = $1 AND r.collection = $2 AND i.status = 'completed' AND ${SERVED}`;
     if (query.id !== undefined) {
       params.push(String(query.id));
       where += ` AND i.item_id = $${params.length}`;
@@ -90,7 +94,7 @@ export class GraphController {
     const { db, collection, caller } = await this.scope(req, query);
     if (typeof query.id !== 'string' || !query.id) throw invalid('id is required');
     const items: { item_key: string; acl: string[] | null; status: string }[] = await this.infra.ds.query(
-      `SELECT item_key, acl, status FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 AND ${NOT_EXPIRED}`,
+      `SELECT item_key, acl, status FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 AND ${SERVED}`,
       [db.id, collection, query.id],
     );
     const seen = items.filter((i) => isVisible(i.acl, caller));
@@ -114,7 +118,7 @@ export class GraphController {
     const rows: RelationRow[] = await this.infra.ds.query(
       `SELECT r.item_key, i.item_id, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt, i.acl
        FROM rm_graph_relations r
-       JOIN rm_items i ON i.database_id = r.database_id AND i.item_key = r.item_key AND i.status = 'completed' AND ${NOT_EXPIRED}
+       JOIN rm_items i ON i.database_id = r.database_id AND i.item_key = r.item_key AND i.status = 'completed' AND ${SERVED}
        JOIN rm_graph_entities s ON s.database_id = r.database_id AND s.entity_key = r.source_key
        JOIN rm_graph_entities t ON t.database_id = r.database_id AND t.entity_key = r.target_key
        WHERE r.database_id = $1 AND r.collection = $2 AND (r.source_key = $3 OR r.target_key = $3)
