@@ -44,7 +44,8 @@ export class DeleteContextController {
         results.push({ id, deleted: false, error: err.message });
       }
     }
-    if (last !== null) await this.infra.runner.waitFor(last, ['items'], this.infra.config.projectionWaitMs);
+    // Gone from the next read: the item and its webhook delivery records.
+    if (last !== null) await this.infra.runner.waitFor(last, ['items', 'webhook-outbox'], this.infra.config.projectionWaitMs);
     const deleted = results.filter((r) => r.deleted).length;
     return { success: deleted > 0, message: `${deleted} of ${results.length} deleted`, results, deleted_count: deleted, user_memory_deleted: deleted > 0 };
   }
