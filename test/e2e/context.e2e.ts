@@ -234,6 +234,38 @@ describe('context items through HTTP', () => {
       expect(events.map((e) => e.data.acl)).toEqual([['user_email:bob@corp.io'], ['__private__']]);
     });
 
+    it('PATCH takes database and collection in the query string too; a body that changes nothing is a no-op answering the item', async () => {
+      await ingestMemories(t, 'ctx', [{ id: 'scoped-edit', text: 'Parking permits renew every March.', metadata: JSON.stringify({ team: 'ops' }) }], { collection: 'facilities' });
+      await waitForStatus(t, 'ctx', ['scoped-edit'], ['completed'], 30_000, 'facilities');
+      const eventsOf = async () => (await t.infra.store.readAll()).filter((e) => e.data?.itemId === 'scoped-edit').length;
+
+      // Only acl in the body; database and collection in the query string.
+      const acl = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { acl: ['Ann@Corp.io'] } });
+      expect([acl.status, acl.body.data]).toEqual([200, expect.objectContaining({ id: 'scoped-edit', collection: 'facilities', acl: ['user_email:ann@corp.io'] })]);
+      expect(acl.body.meta).toMatchObject({ database: 'ctx', collection: 'facilities' });
+      // The deprecated names work there too; the body may name the same scope.
+      const title = await t.request('PATCH', '/context/scoped-edit/metadata?tenant_id=ctx&sub_tenant_id=facilities', { body: { database: 'ctx', title: 'Permits' } });
+      expect([title.status, title.body.data.title]).toEqual([200, 'Permits']);
+      expect(title.body.meta.deprecation.map((d: any) => d.deprecated_field).sort()).toEqual(['sub_tenant_id', 'tenant_id']);
+      // Two different targets: 400, nothing changed.
+      const twice = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { collection: 'default', title: 'x' } });
+      expect([twice.status, twice.body.error.code]).toEqual([400, 'INVALID_INPUT']);
+      expect((await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities&bogus=1', { body: { title: 'x' } })).status).toBe(400);
+
+      // Nothing to change: 200 with the item as it is, and nothing appended.
+      const before = await eventsOf();
+      const empty = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: {} });
+      expect([empty.status, empty.body.success, empty.body.data]).toEqual([200, true, expect.objectContaining({ id: 'scoped-edit', title: 'Permits', metadata: { team: 'ops' }, acl: ['user_email:ann@corp.io'] })]);
+      const bodiless = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities');
+      expect([bodiless.status, bodiless.body.data.id]).toEqual([200, 'scoped-edit']);
+      const same = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { acl: ['ann@corp.io'], metadata: { team: 'ops' }, title: 'Permits' } });
+      expect([same.status, same.body.data.acl, same.body.data.updated_at]).toEqual([200, ['user_email:ann@corp.io'], title.body.data.updated_at]);
+      expect(await eventsOf()).toBe(before);
+      // Still 404 for an item that is not there, and 400 for a field that is not editable.
+      expect((await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx', { body: {} })).status).toBe(404);
+      expect((await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { colour: 'x' } })).status).toBe(400);
+    });
+
     it('/context/list pages memories and knowledge with the SDK shapes', async () => {
       const mem = await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory', page: 1, page_size: 2 } });
       expect(mem.status).toBe(200);
