@@ -294,6 +294,36 @@ describe('context items through HTTP', () => {
       expect(ids(await t.request('POST', '/query', { body: { database: 'ctx', query: 'secret ingredient cardamom' } }))).not.toContain('gone');
     });
 
+    it('meta.source_type names the type of the source a response is about, when it is about exactly one', async () => {
+      const st = (res: any) => [res.status, res.body.meta.source_type];
+      const one = await ingestMemories(t, 'ctx', [{ id: 'st-mem', text: 'Typed sources: a memory about kangaroos.' }]);
+      expect(st(one)).toEqual([200, 'memory']);
+      const app = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'ctx', app_knowledge: JSON.stringify({ id: 'st-app', app_kind: 'message', app_provider: 'slack', content: { text: 'Typed sources: a message about kangaroos.' } }) });
+      expect(st(app)).toEqual([200, 'app:slack']);
+      const file = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'ctx', document_metadata: JSON.stringify([{ id: 'st-file' }]) }, [{ filename: 'k.txt', contentType: 'text/plain', content: 'Typed sources: a file about kangaroos and koalas.' }]);
+      expect(st(file)).toEqual([200, 'file']);
+      const two = await ingestMemories(t, 'ctx', [{ id: 'st-a', text: 'One of two.' }, { id: 'st-b', text: 'Two of two.' }]);
+      expect(st(two)).toEqual([200, undefined]);
+      await waitForStatus(t, 'ctx', ['st-mem', 'st-app', 'st-file', 'st-a', 'st-b']);
+
+      expect(st(await t.request('GET', '/context/status?database=ctx&id=st-app'))).toEqual([200, 'app:slack']);
+      expect((await t.request('GET', '/context/status?database=ctx&id=st-app')).body.data.source_type).toBe('app:slack');
+      expect(st(await t.request('GET', '/context/status?database=ctx&ids=st-a&ids=st-b'))).toEqual([200, undefined]);
+      expect(st(await t.request('POST', '/ingestion/verify_processing', { body: { tenant_id: 'ctx', ids: ['st-file'] } }))).toEqual([200, 'file']);
+      expect(st(await t.request('GET', '/context/inspect?database=ctx&id=st-file'))).toEqual([200, 'file']);
+      expect(st(await t.request('PATCH', '/context/st-mem/metadata?database=ctx', { body: { title: 'Kangaroos' } }))).toEqual([200, 'memory']);
+      expect(st(await t.request('GET', '/context/graph/entities?database=ctx&id=st-app'))).toEqual([200, 'app:slack']);
+      expect(st(await t.request('GET', '/context/relations?database=ctx&id=st-file'))).toEqual([200, 'file']);
+      // About several sources, or none in particular: absent.
+      expect(st(await t.request('GET', '/context/relations?database=ctx'))).toEqual([200, undefined]);
+      expect(st(await t.request('POST', '/query', { body: { database: 'ctx', query: 'kangaroos' } }))).toEqual([200, undefined]);
+      expect(st(await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory' } }))).toEqual([200, undefined]);
+      expect(st(await t.request('DELETE', '/context', { body: { database: 'ctx', ids: ['st-a'] } }))).toEqual([200, 'memory']);
+      expect(st(await t.request('DELETE', '/context', { body: { database: 'ctx', ids: ['st-b', 'st-never'] } }))).toEqual([200, undefined]);
+      // A failure carries none.
+      expect(st(await t.request('GET', '/context/inspect?database=ctx&id=st-never'))).toEqual([404, undefined]);
+    });
+
     it('stats count items by store and status, chunks, bytes and growth; /tenants/stats has the SDK shape', async () => {
       const s = await t.request('GET', '/databases/stats?database=ctx');
       expect(s.status).toBe(200);

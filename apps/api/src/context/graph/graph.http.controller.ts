@@ -6,7 +6,7 @@ import { invalid, notFound } from '../../../../../libs/domain/src/errors';
 import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
 import { entityKey } from '../../../../../libs/ingestion/src/graph/extract-graph';
 import { authOf } from '../../http/auth.hook';
-import { contextOf } from '../../http/request-context';
+import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
@@ -28,6 +28,13 @@ interface RelationRow {
   tn: string;
   tt: string;
   acl: string[] | null;
+}
+
+/** The item an endpoint is about (entities of an item; relations of one item id). */
+interface ItemRef {
+  item_key: string;
+  acl: string[] | null;
+  source_type: string;
 }
 
 /**
@@ -73,6 +80,7 @@ export class GraphController {
       params,
     );
     const visible = rows.filter((r) => isVisible(r.acl, caller));
+    if (query.id !== undefined) echoSourceType(contextOf(req), await this.items(db.id, collection, String(query.id), caller, parseStoreType(query.type)));
     // One entry per (source, target) pair in a chunk, carrying its evidence.
     const pairs = new Map<string, { source: unknown; target: unknown; relations: unknown[]; chunk_id: string; item_id: string }>();
     for (const r of visible) {
@@ -93,12 +101,9 @@ export class GraphController {
   async entities(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>) {
     const { db, collection, caller } = await this.scope(req, query);
     if (typeof query.id !== 'string' || !query.id) throw invalid('id is required');
-    const items: { item_key: string; acl: string[] | null; status: string }[] = await this.infra.ds.query(
-      `SELECT item_key, acl, status FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 AND ${SERVED}`,
-      [db.id, collection, query.id],
-    );
-    const seen = items.filter((i) => isVisible(i.acl, caller));
+    const seen = await this.items(db.id, collection, query.id, caller);
     if (!seen.length) throw notFound('ITEM_NOT_FOUND', `no item with id '${query.id}'`);
+    echoSourceType(contextOf(req), seen);
     const rows = await this.infra.ds.query(
       `SELECT e.entity_key, e.name, e.type, count(*)::int AS mentions FROM rm_graph_mentions m
        JOIN rm_graph_entities e ON e.database_id = m.database_id AND e.entity_key = m.entity_key
@@ -134,6 +139,15 @@ export class GraphController {
     }
     const neighbours = [...byNeighbour.values()].sort((a, b) => b.relations.length - a.relations.length);
     return { entity: key, neighbours, count: neighbours.length };
+  }
+
+  /** The items with this id in the collection (one per store, or the one of `store`) that are served and the caller may see. */
+  private async items(databaseId: string, collection: string, id: string, caller: string[] | null, store?: string): Promise<ItemRef[]> {
+    const rows: ItemRef[] = await this.infra.ds.query(
+      `SELECT item_key, acl, source_type FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 AND ${SERVED} ${store ? 'AND store = $4' : ''}`,
+      store ? [databaseId, collection, id, store] : [databaseId, collection, id],
+    );
+    return rows.filter((i) => isVisible(i.acl, caller));
   }
 
   private async scope(req: FastifyRequest, query: Record<string, unknown>) {

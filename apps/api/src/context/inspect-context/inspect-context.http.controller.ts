@@ -5,7 +5,7 @@ import { callerPrincipals, isVisible } from '../../../../../libs/domain/src/acl'
 import { invalid, notFound } from '../../../../../libs/domain/src/errors';
 import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
 import { authOf } from '../../http/auth.hook';
-import { contextOf } from '../../http/request-context';
+import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
@@ -36,6 +36,7 @@ export class InspectContextController {
     const item = await findItem(this.infra.ds, db.id, collection, query.id, parseStoreType(query.type));
     const caller = callerPrincipals(query.acl === undefined ? undefined : Array.isArray(query.acl) ? query.acl : [query.acl]);
     if (!isVisible(item.acl, caller) || (item.expires_at && new Date(item.expires_at).getTime() <= Date.now())) throw notFound('ITEM_NOT_FOUND', `no item with id '${query.id}'`);
+    echoSourceType(ctx, [item]);
     const size = Number(item.bytes);
     const base = { success: true, id: item.item_id, content_type: item.content_type, size_bytes: size, presigned_url: null as string | null, content: null as string | null, content_base64: null as string | null, error: null as string | null };
     if (mode === 'url') return { ...base, message: 'presigned URLs are not offered by this service; use mode=content' };

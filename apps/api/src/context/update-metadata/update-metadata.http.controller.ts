@@ -11,7 +11,7 @@ import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/do
 import { decideOnItem } from '../../../../worker/src/item-stream';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
-import { contextOf } from '../../http/request-context';
+import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
@@ -68,6 +68,7 @@ export class UpdateMetadataController {
     // and the search index (which pre-filters, so a grant or a new metadata value is found too).
     if (position !== null) await this.infra.runner.waitFor(position, ['items', 'search-index'], this.infra.config.projectionWaitMs);
     ctx.scope.collection = collection;
+    echoSourceType(ctx, [item]);
     return itemView(await findItem(this.infra.ds, db.id, collection, id, item.store));
   }
 }
