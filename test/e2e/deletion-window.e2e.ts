@@ -28,6 +28,8 @@ describe('a collection or database being deleted is served by no endpoint', () =
   });
 
   const ids = (res: any) => res.body.data.chunks.map((c: any) => c.id);
+  /** A presigned URL fetched as its holder does: no API key. */
+  const anonymous = (url: string) => t.app.inject({ method: 'GET', url: new URL(url).pathname });
   const deliveriesOf = async (database: string) => ((await t.request('GET', '/webhooks/indexing/deliveries?limit=100')).body.deliveries as any[]).filter((d) => d.database === database);
 
   it('a collection: query, recall, list, inspect, status, graph, stats, deliveries, edits and deletions see nothing of it while its purge runs', async () => {
@@ -44,6 +46,8 @@ describe('a collection or database being deleted is served by no endpoint', () =
     const both = { database: 'win', collections: ['default', 'doomed'], query: 'quokka' };
     expect(ids(await t.request('POST', '/query', { body: both })).sort()).toEqual(['doomed-1', 'doomed-k', 'kept']);
     expect((await t.request('GET', '/context/inspect?database=win&collection=doomed&id=doomed-1')).status).toBe(200);
+    const presigned = (await t.request('GET', '/context/inspect?database=win&collection=doomed&id=doomed-1&mode=url')).body.data.presigned_url;
+    expect((await anonymous(presigned)).statusCode).toBe(200);
     expect((await t.request('GET', '/context/graph/entities?database=win&collection=doomed&id=doomed-1')).status).toBe(200);
     expect((await t.request('GET', '/context/relations?database=win&collection=doomed')).body.data.relations.length).toBeGreaterThan(0);
     expect((await deliveriesOf('win')).filter((d) => d.collection === 'doomed')).toHaveLength(2);
@@ -75,6 +79,8 @@ describe('a collection or database being deleted is served by no endpoint', () =
         const res = await t.request('GET', url);
         expect([url, res.status, res.body.error?.code]).toEqual([url, 404, 'ITEM_NOT_FOUND']);
       }
+      const viaUrl = await anonymous(presigned);
+      expect([viaUrl.statusCode, viaUrl.json().error.code]).toEqual([404, 'ITEM_NOT_FOUND']);
       const verify = await t.request('POST', '/ingestion/verify_processing', { body: { tenant_id: 'win', ids: ['doomed-1', 'doomed-k'] } });
       expect(verify.body.statuses.map((s: any) => s.indexing_status)).toEqual(['not_found', 'not_found']);
       expect((await t.request('GET', '/context/relations?database=win&collection=doomed')).body.data.relations).toEqual([]);
@@ -103,6 +109,8 @@ describe('a collection or database being deleted is served by no endpoint', () =
     const db = (await t.infra.directory.find('default', 'gone'))!;
     for (let i = 0; i < 400 && (await deliveriesOf('gone')).length < 1; i++) await new Promise((r) => setTimeout(r, 25));
     expect(await deliveriesOf('gone')).toHaveLength(1);
+    const presigned = (await t.request('GET', '/context/inspect?database=gone&id=g1&mode=url')).body.data.presigned_url;
+    expect((await anonymous(presigned)).statusCode).toBe(200);
 
     const purgeDatabase = t.infra.resources.purgeDatabase.bind(t.infra.resources);
     const purging = gate();
@@ -131,6 +139,8 @@ describe('a collection or database being deleted is served by no endpoint', () =
       }
       expect((await t.request('GET', '/databases')).body.data.databases.map((d: any) => d.database)).not.toContain('gone');
       expect(await deliveriesOf('gone')).toEqual([]);
+      const viaUrl = await anonymous(presigned);
+      expect([viaUrl.statusCode, viaUrl.json().error.code]).toEqual([404, 'ITEM_NOT_FOUND']);
     } finally {
       t.infra.resources.purgeDatabase = purgeDatabase;
       release.open();

@@ -15,6 +15,7 @@ export interface ItemRecord {
   filename: string | null;
   content_sha256: string;
   content_type: string;
+  content_version: number;
   pairs: boolean;
   bytes: string;
   metadata: Record<string, unknown>;
