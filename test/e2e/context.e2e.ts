@@ -86,11 +86,21 @@ describe('context items through HTTP', () => {
       await waitForStatus(t, 'ctx', ['ttl']);
       const before = await t.request('POST', '/query', { body: { database: 'ctx', query: 'temporary wifi password', type: 'memory' } });
       expect(ids(before)).toContain('ttl');
+      expect((await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory', ids: ['ttl'] } })).body.data.user_memories).toHaveLength(1);
+      const inspected = await t.request('GET', '/context/inspect?database=ctx&id=ttl&mode=both');
+      expect([inspected.status, inspected.body.data.content]).toEqual([200, 'The temporary wifi password is orangutan42.']);
+      const presigned = new URL(inspected.body.data.presigned_url).pathname;
+      expect((await t.app.inject({ method: 'GET', url: presigned })).statusCode).toBe(200);
       await new Promise((r) => setTimeout(r, Math.max(0, accepted + 6100 - Date.now())));
       const after = await t.request('POST', '/query', { body: { database: 'ctx', query: 'temporary wifi password', type: 'memory' } });
       expect(ids(after)).not.toContain('ttl');
       const list = await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory', ids: ['ttl'] } });
       expect(list.body.data.user_memories).toEqual([]);
+      // /context/inspect too, and a presigned URL made before the expiry.
+      const gone = await t.request('GET', '/context/inspect?database=ctx&id=ttl');
+      expect([gone.status, gone.body.error.code]).toEqual([404, 'ITEM_NOT_FOUND']);
+      const viaUrl = await t.app.inject({ method: 'GET', url: presigned });
+      expect([viaUrl.statusCode, viaUrl.json().error.code]).toEqual([404, 'ITEM_NOT_FOUND']);
     });
 
     it('is_markdown chunks by heading sections', async () => {
@@ -189,12 +199,22 @@ describe('context items through HTTP', () => {
       expect(spanning.body.meta.deprecation.map((d: any) => d.deprecated_field)).toContain('sub_tenant_ids');
     });
 
-    it('operator requires query_by text; alpha outside 0..1 is 400; max_results bounds the result', async () => {
+    it('operator requires query_by text; alpha outside 0..1 is 400; max_results defaults to 10 and bounds the result', async () => {
       expect((await t.request('POST', '/query', { body: { database: 'ctx', query: 'x', operator: 'and' } })).status).toBe(400);
       expect((await t.request('POST', '/query', { body: { database: 'ctx', query: 'x', alpha: 2 } })).status).toBe(400);
       expect((await t.request('POST', '/query', { body: { database: 'ctx', query: 'x', max_results: 101 } })).status).toBe(400);
-      const one = await t.request('POST', '/query', { body: { database: 'ctx', query: 'memory', max_results: 1 } });
-      expect(one.body.data.chunks.length).toBeLessThanOrEqual(1);
+      expect((await t.request('POST', '/query', { body: { database: 'ctx', query: 'x', max_results: 0 } })).status).toBe(400);
+      // Twelve memories that all match, alone in their collection.
+      const many = Array.from({ length: 12 }, (_, i) => ({ id: `lantern-${i}`, text: `Lantern festival note number ${i}: the lanterns go up at dusk.` }));
+      await ingestMemories(t, 'ctx', many, { collection: 'lanterns' });
+      await waitForStatus(t, 'ctx', many.map((m) => m.id), ['completed'], 30_000, 'lanterns');
+      const query = (extra: Record<string, unknown> = {}) => t.request('POST', '/query', { body: { database: 'ctx', collection: 'lanterns', query: 'lantern festival', type: 'memory', ...extra } });
+      const all = await query({ max_results: 12 });
+      expect(new Set(ids(all)).size).toBe(12);
+      expect(ids(await query())).toHaveLength(10);
+      expect(ids(await query())).toEqual(ids(all).slice(0, 10));
+      expect(ids(await query({ max_results: 1 }))).toEqual(ids(all).slice(0, 1));
+      expect(ids(await query({ max_results: 100 }))).toHaveLength(12);
     });
   });
 
