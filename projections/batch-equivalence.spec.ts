@@ -206,6 +206,9 @@ function randomWebhookLog(random: () => number, n: number): RecordedEvent[] {
       emit('DeliveryAttempted', { deliveryId: pick(deliveries), attempt: 1 + Math.floor(random() * 5), roundAttempt: 1, ok: status === 'succeeded', statusCode: status === 'succeeded' ? 200 : 500, errorCode: status === 'succeeded' ? null : 'http_500', errorMessage: null, durationMs: 5, status, nextAttemptAt: status === 'failed' ? '2026-02-01T00:00:00.000Z' : null }, org);
     } else if (r < 0.85 && deliveries.length) {
       emit('DeliveryRetryRequested', { deliveryId: pick(deliveries) }, org);
+    } else if (r < 0.87) {
+      const n = Math.floor(random() * 20);
+      emit('ItemDeleted', { databaseId: pick(DBS), itemKey: `k${n}`, itemId: `doc-${n}`, collection: pick(COLLECTIONS), store: 'memory' }, org);
     } else if (r < 0.88) {
       emit('CollectionDeleted', { databaseId: pick(DBS), collection: 'temp' }, org);
     } else if (r < 0.89) {

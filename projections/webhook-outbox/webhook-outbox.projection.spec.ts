@@ -55,6 +55,23 @@ describe('webhook outbox projection', () => {
     expect(rows.rm_webhook_deliveries[0]).toMatch(/,delivered,3,1,200,,,,/);
   });
 
+  it('a deleted item takes its records along (its id in its collection), and only those', async () => {
+    const deleted = (itemId: string, collection = 'default') => recorded('ItemDeleted', { databaseId: db, itemKey: `k-${itemId}`, itemId, collection, store: 'memory' });
+    const rows = await expectIdempotent(url, webhookOutboxProjection, [
+      created(), registered(),
+      status('m1', 'completed'),
+      status('m2', 'completed'),
+      status('m3', 'completed', { collection: 'other' }),
+      deleted('m1'),
+      deleted('m3'), // m3 of the default collection: none, the one of `other` stays
+    ]);
+    expect(rows.rm_webhook_deliveries.map((r) => r.split(',')[4])).toEqual(expect.arrayContaining(['m2', 'm3']));
+    expect(rows.rm_webhook_deliveries).toHaveLength(2);
+    // Re-ingested after its deletion: the new terminal status is delivered again.
+    const again = await expectIdempotent(url, webhookOutboxProjection, [created(), registered(), status('m1', 'completed'), deleted('m1'), status('m1', 'completed')]);
+    expect(again.rm_webhook_deliveries).toHaveLength(1);
+  });
+
   it('registration, secret id and deletion; a deleted database takes its records along', async () => {
     const rows = await expectIdempotent(url, webhookOutboxProjection, [
       created(), registered(),

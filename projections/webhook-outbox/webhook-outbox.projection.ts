@@ -62,7 +62,7 @@ export const webhookOutboxProjection: ReadModelProjection = {
   handles: [
     'WebhookRegistered', 'WebhookDeleted', 'SigningSecretSet', 'SigningSecretRemoved',
     'StatusAdvanced', 'DeliveryAttempted', 'DeliveryRetryRequested',
-    'DatabaseCreated', 'DatabaseDeleted', 'CollectionDeleted',
+    'DatabaseCreated', 'DatabaseDeleted', 'CollectionDeleted', 'ItemDeleted',
   ],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
     const at = event.metadata.occurredAt;
@@ -134,6 +134,11 @@ export const webhookOutboxProjection: ReadModelProjection = {
         return;
       case 'CollectionDeleted':
         await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2', [other.data.databaseId, other.data.collection]);
+        return;
+      case 'ItemDeleted':
+        // An item deleted on its own takes its records along too. A record names its item by id in its collection
+        // (as the payload does), not by store: an id both stores of a collection hold shares its records.
+        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2 AND doc_id = $3', [other.data.databaseId, other.data.collection, other.data.itemId]);
         return;
     }
   },

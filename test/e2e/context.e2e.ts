@@ -86,11 +86,21 @@ describe('context items through HTTP', () => {
       await waitForStatus(t, 'ctx', ['ttl']);
       const before = await t.request('POST', '/query', { body: { database: 'ctx', query: 'temporary wifi password', type: 'memory' } });
       expect(ids(before)).toContain('ttl');
+      expect((await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory', ids: ['ttl'] } })).body.data.user_memories).toHaveLength(1);
+      const inspected = await t.request('GET', '/context/inspect?database=ctx&id=ttl&mode=both');
+      expect([inspected.status, inspected.body.data.content]).toEqual([200, 'The temporary wifi password is orangutan42.']);
+      const presigned = new URL(inspected.body.data.presigned_url).pathname;
+      expect((await t.app.inject({ method: 'GET', url: presigned })).statusCode).toBe(200);
       await new Promise((r) => setTimeout(r, Math.max(0, accepted + 6100 - Date.now())));
       const after = await t.request('POST', '/query', { body: { database: 'ctx', query: 'temporary wifi password', type: 'memory' } });
       expect(ids(after)).not.toContain('ttl');
       const list = await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory', ids: ['ttl'] } });
       expect(list.body.data.user_memories).toEqual([]);
+      // /context/inspect too, and a presigned URL made before the expiry.
+      const gone = await t.request('GET', '/context/inspect?database=ctx&id=ttl');
+      expect([gone.status, gone.body.error.code]).toEqual([404, 'ITEM_NOT_FOUND']);
+      const viaUrl = await t.app.inject({ method: 'GET', url: presigned });
+      expect([viaUrl.statusCode, viaUrl.json().error.code]).toEqual([404, 'ITEM_NOT_FOUND']);
     });
 
     it('is_markdown chunks by heading sections', async () => {
@@ -189,12 +199,22 @@ describe('context items through HTTP', () => {
       expect(spanning.body.meta.deprecation.map((d: any) => d.deprecated_field)).toContain('sub_tenant_ids');
     });
 
-    it('operator requires query_by text; alpha outside 0..1 is 400; max_results bounds the result', async () => {
+    it('operator requires query_by text; alpha outside 0..1 is 400; max_results defaults to 10 and bounds the result', async () => {
       expect((await t.request('POST', '/query', { body: { database: 'ctx', query: 'x', operator: 'and' } })).status).toBe(400);
       expect((await t.request('POST', '/query', { body: { database: 'ctx', query: 'x', alpha: 2 } })).status).toBe(400);
       expect((await t.request('POST', '/query', { body: { database: 'ctx', query: 'x', max_results: 101 } })).status).toBe(400);
-      const one = await t.request('POST', '/query', { body: { database: 'ctx', query: 'memory', max_results: 1 } });
-      expect(one.body.data.chunks.length).toBeLessThanOrEqual(1);
+      expect((await t.request('POST', '/query', { body: { database: 'ctx', query: 'x', max_results: 0 } })).status).toBe(400);
+      // Twelve memories that all match, alone in their collection.
+      const many = Array.from({ length: 12 }, (_, i) => ({ id: `lantern-${i}`, text: `Lantern festival note number ${i}: the lanterns go up at dusk.` }));
+      await ingestMemories(t, 'ctx', many, { collection: 'lanterns' });
+      await waitForStatus(t, 'ctx', many.map((m) => m.id), ['completed'], 30_000, 'lanterns');
+      const query = (extra: Record<string, unknown> = {}) => t.request('POST', '/query', { body: { database: 'ctx', collection: 'lanterns', query: 'lantern festival', type: 'memory', ...extra } });
+      const all = await query({ max_results: 12 });
+      expect(new Set(ids(all)).size).toBe(12);
+      expect(ids(await query())).toHaveLength(10);
+      expect(ids(await query())).toEqual(ids(all).slice(0, 10));
+      expect(ids(await query({ max_results: 1 }))).toEqual(ids(all).slice(0, 1));
+      expect(ids(await query({ max_results: 100 }))).toHaveLength(12);
     });
   });
 
@@ -234,6 +254,38 @@ describe('context items through HTTP', () => {
       expect(events.map((e) => e.data.acl)).toEqual([['user_email:bob@corp.io'], ['__private__']]);
     });
 
+    it('PATCH takes database and collection in the query string too; a body that changes nothing is a no-op answering the item', async () => {
+      await ingestMemories(t, 'ctx', [{ id: 'scoped-edit', text: 'Parking permits renew every March.', metadata: JSON.stringify({ team: 'ops' }) }], { collection: 'facilities' });
+      await waitForStatus(t, 'ctx', ['scoped-edit'], ['completed'], 30_000, 'facilities');
+      const eventsOf = async () => (await t.infra.store.readAll()).filter((e) => e.data?.itemId === 'scoped-edit').length;
+
+      // Only acl in the body; database and collection in the query string.
+      const acl = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { acl: ['Ann@Corp.io'] } });
+      expect([acl.status, acl.body.data]).toEqual([200, expect.objectContaining({ id: 'scoped-edit', collection: 'facilities', acl: ['user_email:ann@corp.io'] })]);
+      expect(acl.body.meta).toMatchObject({ database: 'ctx', collection: 'facilities' });
+      // The deprecated names work there too; the body may name the same scope.
+      const title = await t.request('PATCH', '/context/scoped-edit/metadata?tenant_id=ctx&sub_tenant_id=facilities', { body: { database: 'ctx', title: 'Permits' } });
+      expect([title.status, title.body.data.title]).toEqual([200, 'Permits']);
+      expect(title.body.meta.deprecation.map((d: any) => d.deprecated_field).sort()).toEqual(['sub_tenant_id', 'tenant_id']);
+      // Two different targets: 400, nothing changed.
+      const twice = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { collection: 'default', title: 'x' } });
+      expect([twice.status, twice.body.error.code]).toEqual([400, 'INVALID_INPUT']);
+      expect((await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities&bogus=1', { body: { title: 'x' } })).status).toBe(400);
+
+      // Nothing to change: 200 with the item as it is, and nothing appended.
+      const before = await eventsOf();
+      const empty = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: {} });
+      expect([empty.status, empty.body.success, empty.body.data]).toEqual([200, true, expect.objectContaining({ id: 'scoped-edit', title: 'Permits', metadata: { team: 'ops' }, acl: ['user_email:ann@corp.io'] })]);
+      const bodiless = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities');
+      expect([bodiless.status, bodiless.body.data.id]).toEqual([200, 'scoped-edit']);
+      const same = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { acl: ['ann@corp.io'], metadata: { team: 'ops' }, title: 'Permits' } });
+      expect([same.status, same.body.data.acl, same.body.data.updated_at]).toEqual([200, ['user_email:ann@corp.io'], title.body.data.updated_at]);
+      expect(await eventsOf()).toBe(before);
+      // Still 404 for an item that is not there, and 400 for a field that is not editable.
+      expect((await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx', { body: {} })).status).toBe(404);
+      expect((await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { colour: 'x' } })).status).toBe(400);
+    });
+
     it('/context/list pages memories and knowledge with the SDK shapes', async () => {
       const mem = await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory', page: 1, page_size: 2 } });
       expect(mem.status).toBe(200);
@@ -260,6 +312,36 @@ describe('context items through HTTP', () => {
       expect(del.body.data).toMatchObject({ deleted_count: 1, results: [{ id: 'gone', deleted: true }, { id: 'never-was', deleted: false }] });
       expect((await t.request('GET', '/context/status?database=ctx&ids=gone')).body.data.statuses[0].indexing_status).toBe('not_found');
       expect(ids(await t.request('POST', '/query', { body: { database: 'ctx', query: 'secret ingredient cardamom' } }))).not.toContain('gone');
+    });
+
+    it('meta.source_type names the type of the source a response is about, when it is about exactly one', async () => {
+      const st = (res: any) => [res.status, res.body.meta.source_type];
+      const one = await ingestMemories(t, 'ctx', [{ id: 'st-mem', text: 'Typed sources: a memory about kangaroos.' }]);
+      expect(st(one)).toEqual([200, 'memory']);
+      const app = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'ctx', app_knowledge: JSON.stringify({ id: 'st-app', app_kind: 'message', app_provider: 'slack', content: { text: 'Typed sources: a message about kangaroos.' } }) });
+      expect(st(app)).toEqual([200, 'app:slack']);
+      const file = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'ctx', document_metadata: JSON.stringify([{ id: 'st-file' }]) }, [{ filename: 'k.txt', contentType: 'text/plain', content: 'Typed sources: a file about kangaroos and koalas.' }]);
+      expect(st(file)).toEqual([200, 'file']);
+      const two = await ingestMemories(t, 'ctx', [{ id: 'st-a', text: 'One of two.' }, { id: 'st-b', text: 'Two of two.' }]);
+      expect(st(two)).toEqual([200, undefined]);
+      await waitForStatus(t, 'ctx', ['st-mem', 'st-app', 'st-file', 'st-a', 'st-b']);
+
+      expect(st(await t.request('GET', '/context/status?database=ctx&id=st-app'))).toEqual([200, 'app:slack']);
+      expect((await t.request('GET', '/context/status?database=ctx&id=st-app')).body.data.source_type).toBe('app:slack');
+      expect(st(await t.request('GET', '/context/status?database=ctx&ids=st-a&ids=st-b'))).toEqual([200, undefined]);
+      expect(st(await t.request('POST', '/ingestion/verify_processing', { body: { tenant_id: 'ctx', ids: ['st-file'] } }))).toEqual([200, 'file']);
+      expect(st(await t.request('GET', '/context/inspect?database=ctx&id=st-file'))).toEqual([200, 'file']);
+      expect(st(await t.request('PATCH', '/context/st-mem/metadata?database=ctx', { body: { title: 'Kangaroos' } }))).toEqual([200, 'memory']);
+      expect(st(await t.request('GET', '/context/graph/entities?database=ctx&id=st-app'))).toEqual([200, 'app:slack']);
+      expect(st(await t.request('GET', '/context/relations?database=ctx&id=st-file'))).toEqual([200, 'file']);
+      // About several sources, or none in particular: absent.
+      expect(st(await t.request('GET', '/context/relations?database=ctx'))).toEqual([200, undefined]);
+      expect(st(await t.request('POST', '/query', { body: { database: 'ctx', query: 'kangaroos' } }))).toEqual([200, undefined]);
+      expect(st(await t.request('POST', '/context/list', { body: { database: 'ctx', type: 'memory' } }))).toEqual([200, undefined]);
+      expect(st(await t.request('DELETE', '/context', { body: { database: 'ctx', ids: ['st-a'] } }))).toEqual([200, 'memory']);
+      expect(st(await t.request('DELETE', '/context', { body: { database: 'ctx', ids: ['st-b', 'st-never'] } }))).toEqual([200, undefined]);
+      // A failure carries none.
+      expect(st(await t.request('GET', '/context/inspect?database=ctx&id=st-never'))).toEqual([404, undefined]);
     });
 
     it('stats count items by store and status, chunks, bytes and growth; /tenants/stats has the SDK shape', async () => {

@@ -14,8 +14,56 @@ describe('databases and collections through HTTP', () => {
     await t.close();
   });
 
-  it('creates a database asynchronously; its four flags flip to true once provisioned', async () => {
-    const res = await t.request('POST', '/databases', { body: { database: 'acme' } });
+  it('creates a database asynchronously; its four flags flip to true one by one, as each part is provisioned', async () => {
+    // Each part's provisioning waits for its gate, so every intermediate state is observed, none skipped.
+    const parts = ['scheduler', 'graph', 'vectorstore.knowledge', 'vectorstore.memories'];
+    const gate = () => {
+      let open!: () => void;
+      const opened = new Promise<void>((r) => (open = r));
+      return { opened, open };
+    };
+    const started = new Map(parts.map((p) => [p, gate()]));
+    const release = new Map(parts.map((p) => [p, gate()]));
+    const provision = t.infra.resources.provision.bind(t.infra.resources);
+    t.infra.resources.provision = async (databaseId, component, embedder) => {
+      started.get(component)!.open();
+      await release.get(component)!.opened;
+      return provision(databaseId, component, embedder);
+    };
+    const flagsOf = async () => {
+      const st = await t.request('GET', '/databases/status?database=acme');
+      expect(st.status).toBe(200);
+      const f = st.body.data;
+      return { status: f.status, flags: [f.scheduler_status, f.graph_status, f.vectorstore_status.knowledge, f.vectorstore_status.memories], provisioned: f.provisioned };
+    };
+    /** Polls until `n` flags are true (the databases read model follows the processor's events). */
+    const untilTrue = async (n: number) => {
+      for (let i = 0; i < 400; i++) {
+        const s = await flagsOf();
+        if (s.flags.filter(Boolean).length >= n) return s;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error(`fewer than ${n} flags turned true`);
+    };
+    let res: Awaited<ReturnType<typeof t.request>>;
+    try {
+      res = await t.request('POST', '/databases', { body: { database: 'acme' } });
+      expect(res.status).toBe(202);
+      await started.get('scheduler')!.opened;
+      expect(await flagsOf()).toEqual({ status: 'provisioning', flags: [false, false, false, false], provisioned: false });
+      for (const [i, part] of parts.entries()) {
+        release.get(part)!.open();
+        if (i + 1 < parts.length) {
+          await started.get(parts[i + 1])!.opened;
+          // This part is done, the next ones are not: a flag that is still false while others are true.
+          expect(await untilTrue(i + 1)).toEqual({ status: 'provisioning', flags: parts.map((_, j) => j <= i), provisioned: false });
+        }
+      }
+      expect(await untilTrue(4)).toEqual({ status: 'ready', flags: [true, true, true, true], provisioned: true });
+    } finally {
+      t.infra.resources.provision = provision;
+      for (const g of release.values()) g.open();
+    }
     expect(res.status).toBe(202);
     expect(res.body.success).toBe(true);
     expect(res.body.data).toMatchObject({ database: 'acme', status: 'provisioning' });
@@ -23,16 +71,8 @@ describe('databases and collections through HTTP', () => {
     expect(res.headers['x-request-id']).toBe(res.body.meta.request_id);
     expect(res.body.meta.api_version).toBe('2.0.1');
     expect(typeof res.body.meta.latency_ms).toBe('number');
-
-    let flags: any;
-    for (let i = 0; i < 400; i++) {
-      const st = await t.request('GET', '/databases/status?database=acme');
-      expect(st.status).toBe(200);
-      flags = st.body.data;
-      if (flags.provisioned) break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    expect(flags).toMatchObject({ database: 'acme', scheduler_status: true, graph_status: true, vectorstore_status: { knowledge: true, memories: true }, provisioned: true });
+    const st = await t.request('GET', '/databases/status?database=acme');
+    expect(st.body.data).toMatchObject({ database: 'acme', scheduler_status: true, graph_status: true, vectorstore_status: { knowledge: true, memories: true }, provisioned: true });
   });
 
   it('rejects a duplicate name with 409 and invalid names with 400', async () => {

@@ -178,8 +178,10 @@ describe('query knobs really change retrieval', () => {
       { id: 'new', text: 'Team offsite plans for the spring!' },
       { id: 'jazz', text: 'A playlist of saxophone recordings from the fifties.' },
       { id: 'music2', text: 'Concert tickets for the orchestra next week.' },
+      { id: 'podcast', text: 'A podcast episode about gardening and compost.' },
+      { id: 'radio', text: 'The radio station plays the news every hour.' },
     ]);
-    await waitForStatus(t, 'k', ['new', 'jazz', 'music2']);
+    await waitForStatus(t, 'k', ['new', 'jazz', 'music2', 'podcast', 'radio']);
   });
   afterAll(async () => {
     await t.close();
@@ -194,21 +196,119 @@ describe('query knobs really change retrieval', () => {
     expect(scores.new).toBeGreaterThan(scores.old);
   });
 
-  it('additional_context steers the vector search', async () => {
-    const plain = await t.request('POST', '/query', { body: { database: 'k', query: 'something to listen to', type: 'memory', alpha: 1, max_results: 4 } });
-    const steered = await t.request('POST', '/query', { body: { database: 'k', query: 'something to listen to', type: 'memory', alpha: 1, max_results: 4, additional_context: 'jazz saxophone records' } });
-    const rank = (res: any) => res.body.data.chunks.map((c: any) => c.id).indexOf('jazz');
-    expect(rank(steered)).toBe(0);
-    const plainScore = plain.body.data.chunks.find((c: any) => c.id === 'jazz')?.scores.vector ?? 0;
-    const steeredScore = steered.body.data.chunks.find((c: any) => c.id === 'jazz').scores.vector;
-    expect(steeredScore).toBeGreaterThanOrEqual(plainScore);
+  const ranking = async (body: Record<string, unknown>) =>
+    (await t.request('POST', '/query', { body: { database: 'k', type: 'memory', ...body } })).body.data.chunks.map((c: any) => c.id) as string[];
+
+  it('additional_context steers the vector search: the ranking moves from the baseline toward the context', async () => {
+    const query = { query: 'something to listen to', alpha: 1 };
+    const baseline = await ranking(query);
+    const steered = await ranking({ ...query, additional_context: 'concert tickets for the orchestra' });
+    // Without it the playlist leads and the concert is not first; with it the concert leads.
+    expect(baseline[0]).toBe('jazz');
+    expect(baseline.indexOf('music2')).toBeGreaterThan(0);
+    expect(steered[0]).toBe('music2');
+    expect(steered).not.toEqual(baseline);
+    expect([...steered].sort()).toEqual([...baseline].sort()); // the same candidates, ranked otherwise
   });
 
-  it('alpha moves the balance: keyword-only and vector-only rank differently', async () => {
-    const kw = await t.request('POST', '/query', { body: { database: 'k', query: 'orchestra', type: 'memory', alpha: 0 } });
-    expect(kw.body.data.chunks[0].id).toBe('music2');
+  it('alpha moves the balance: keyword-only, balanced and vector-only rankings differ as their weights say', async () => {
+    // Each of two memories holds one of the words (the shorter one scores higher on keywords); by meaning, the
+    // concert is closest to the query and the gardening podcast next.
+    const query = 'compost for the orchestra';
+    const keyword = await ranking({ query, alpha: 0 });
+    const balanced = await ranking({ query, alpha: 0.5 });
+    const vector = await ranking({ query, alpha: 1 });
+    // Keywords alone: only the two memories holding a word of the query, the podcast first.
+    expect(keyword).toEqual(['podcast', 'music2']);
+    // Vectors alone: every memory, the concert first.
+    expect(vector.slice(0, 3)).toEqual(['music2', 'podcast', 'jazz']);
+    expect(vector).toHaveLength(6);
+    // Halfway: the podcast's keyword lead and its closeness by meaning outweigh the concert's; the vector side adds the rest.
+    expect(balanced.slice(0, 3)).toEqual(['podcast', 'music2', 'jazz']);
+    expect(balanced).toHaveLength(6);
+    // The scores say the same: keyword-only carries no vector score, vector-only no keyword score.
+    const kw = await t.request('POST', '/query', { body: { database: 'k', query, type: 'memory', alpha: 0 } });
     expect(kw.body.data.chunks.every((c: any) => c.scores.vector === 0)).toBe(true);
-    const vec = await t.request('POST', '/query', { body: { database: 'k', query: 'orchestra', type: 'memory', alpha: 1 } });
+    const vec = await t.request('POST', '/query', { body: { database: 'k', query, type: 'memory', alpha: 1 } });
     expect(vec.body.data.chunks.every((c: any) => c.scores.keyword === 0)).toBe(true);
+  });
+});
+
+/**
+ * The spec's states: nothing is searchable while `queued` or `processing`, everything is from `graph_creation` on. The
+ * pipeline is held at each state (claims stopped; the index stage held after its chunks are in the search index; the
+ * graph stage held before `completed`), and every retrieval path is asked at each.
+ */
+describe('searchable from graph_creation on, never while queued or processing', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('searchable');
+    await t.createDatabase('s');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const gate = () => {
+    let open!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    return { opened, open };
+  };
+  const statusOf = async (id: string) => (await t.request('GET', `/context/status?database=s&id=${id}`)).body.data.indexing_status;
+  /** What every retrieval path returns for the item's words: fast hybrid, keyword only, vector only, thinking, legacy recall. */
+  const found = async (id: string) => {
+    const query = 'quokka xylophone recital';
+    const bodies = [{ query }, { query, query_by: 'text' }, { query, alpha: 1 }, { query, mode: 'thinking' }];
+    const results = await Promise.all(bodies.map((b) => t.request('POST', '/query', { body: { database: 's', type: 'memory', ...b } })));
+    const recall = await t.request('POST', '/recall/full_recall', { body: { database: 's', query } });
+    return [...results.map((r) => r.body.data.chunks), recall.body.chunks].map((chunks: any[]) => chunks.some((c) => c.id === id));
+  };
+
+  it('queued and processing (its chunks already in the search index): not returned; graph_creation and completed: returned', async () => {
+    // queued: nothing claims it.
+    await t.infra.pipeline.stop();
+    await ingestMemories(t, 's', [{ id: 'rq', text: 'A quokka gave a xylophone recital at the zoo.' }]);
+    expect(await statusOf('rq')).toBe('queued');
+    expect(await found('rq')).toEqual([false, false, false, false, false]);
+
+    // processing: held once its chunks are in the search index (what a query's engine call finds).
+    const waitFor = t.infra.runner.waitFor.bind(t.infra.runner);
+    const indexed = gate();
+    const indexRelease = gate();
+    const graphing = gate();
+    const graphRelease = gate();
+    t.infra.runner.waitFor = async (position, names, timeoutMs) => {
+      const reached = await waitFor(position, names, timeoutMs);
+      if (names?.join() === 'search-index,items') {
+        indexed.open();
+        await indexRelease.opened;
+      }
+      if (names?.join() === 'graph') {
+        graphing.open();
+        await graphRelease.opened;
+      }
+      return reached;
+    };
+    try {
+      t.infra.pipeline.start();
+      await indexed.opened;
+      expect(await statusOf('rq')).toBe('processing');
+      const db = (await t.infra.directory.find('default', 's'))!;
+      const [{ item_key: key }] = await t.infra.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'rq'`, [db.id]);
+      expect(await t.infra.search.index.count((await t.infra.search.indexName(db.id, 'memory'))!, { itemIds: [key] })).toBeGreaterThan(0);
+      expect(await found('rq')).toEqual([false, false, false, false, false]);
+
+      // graph_creation: the index stage goes on, the graph stage is held before completed.
+      indexRelease.open();
+      await graphing.opened;
+      expect(await statusOf('rq')).toBe('graph_creation');
+      expect(await found('rq')).toEqual([true, true, true, true, true]);
+    } finally {
+      t.infra.runner.waitFor = waitFor;
+      indexRelease.open();
+      graphRelease.open();
+    }
+    await waitForStatus(t, 's', ['rq']);
+    expect(await found('rq')).toEqual([true, true, true, true, true]);
   });
 });

@@ -281,6 +281,48 @@ describe('input at the edges', () => {
     expect(broken.json().error.message).toMatch(/declared application\/json is not valid JSON/);
   });
 
+  it('a field over 25 MiB is 413 PAYLOAD_TOO_LARGE naming it, declared application/json or not; nothing is stored', async () => {
+    const send = (url: string, name: string, value: string, typed: boolean) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        payload:
+          '--XX\r\nContent-Disposition: form-data; name="type"\r\n\r\nmemory\r\n' +
+          '--XX\r\nContent-Disposition: form-data; name="database"\r\n\r\nedges\r\n' +
+          `--XX\r\nContent-Disposition: form-data; name="${name}"\r\n${typed ? 'Content-Type: application/json\r\n' : ''}\r\n${value}\r\n--XX--\r\n`,
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data; boundary=XX' },
+      });
+    const big = (id: string) => JSON.stringify([{ id, text: 'x'.repeat(25 * 1024 * 1024) }]); // valid JSON, just over the limit
+    for (const [url, name, typed] of [['/context/ingest', 'memories', true], ['/context/ingest', 'memories', false], ['/ingestion/upload_knowledge', 'app_knowledge', true]] as const) {
+      const res = await send(url, name, big(`huge-${name}-${typed}`), typed);
+      expect([url, name, typed, res.statusCode, res.json().error.code]).toEqual([url, name, typed, 413, 'PAYLOAD_TOO_LARGE']);
+      expect(res.json()).toMatchObject({ success: false, data: null, error: { message: `field ${name} is larger than 25 MiB` }, meta: { request_id: expect.any(String) } });
+      expect(res.headers.connection).toBe('close');
+    }
+    expect((await t.infra.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE item_id LIKE 'huge-%'`))[0].n).toBe(0);
+    // Just under the limit it is read (and here refused for what it holds, not for its size).
+    const under = await send('/context/ingest', 'memories', `"${'x'.repeat(25 * 1024 * 1024 - 3)}"`, true);
+    expect([under.statusCode, under.json().error.code]).toEqual([400, 'INVALID_INPUT']);
+    expect(under.json().error.message).not.toMatch(/larger than/);
+
+    // The part limits hold with JSON-typed fields among the parts: 20 files, 100 fields (typed ones included).
+    const parts = (n: { files: number; fields: number; typed: number }) =>
+      '--XX\r\nContent-Disposition: form-data; name="type"\r\n\r\nknowledge\r\n' +
+      Array.from({ length: n.files }, (_, i) => `--XX\r\nContent-Disposition: form-data; name="documents"; filename="f${i}.txt"\r\nContent-Type: text/plain\r\n\r\nfile ${i}\r\n`).join('') +
+      Array.from({ length: n.fields }, (_, i) => `--XX\r\nContent-Disposition: form-data; name="pad${i}"\r\n\r\nx\r\n`).join('') +
+      Array.from({ length: n.typed }, (_, i) => `--XX\r\nContent-Disposition: form-data; name="json${i}"\r\nContent-Type: application/json\r\n\r\n{}\r\n`).join('') +
+      '--XX--\r\n';
+    const limited = async (n: { files: number; fields: number; typed: number }) => {
+      const res = await t.app.inject({ method: 'POST', url: '/context/ingest', payload: parts(n), headers: { authorization: `Bearer ${t.key}`, 'content-type': 'multipart/form-data; boundary=XX' } });
+      return [res.statusCode, res.json().error.code, res.json().error.message];
+    };
+    expect(await limited({ files: 21, fields: 0, typed: 0 })).toEqual([413, 'PAYLOAD_TOO_LARGE', 'Too many files in one request']);
+    expect(await limited({ files: 0, fields: 50, typed: 51 })).toEqual([413, 'PAYLOAD_TOO_LARGE', 'Too many fields in one request']);
+    expect(await limited({ files: 0, fields: 101, typed: 0 })).toEqual([413, 'PAYLOAD_TOO_LARGE', 'Too many fields in one request']);
+    // Within the limits the request is read to its end (and refused here for its unknown fields: 400).
+    expect((await limited({ files: 20, fields: 49, typed: 50 }))[0]).toBe(400);
+  });
+
   it('a body of a type no parser takes (text/plain, form-encoded) is 415 naming both types; a query of white space is 400', async () => {
     const send = (url: string, type: string) => t.app.inject({ method: 'POST', url, payload: 'query=x', headers: { authorization: `Bearer ${t.key}`, 'content-type': type } });
     for (const [url, type, takes] of [

@@ -147,6 +147,13 @@ describe('@hydradb/sdk 2.0.0 against the service', () => {
     expect(res.data).toMatchObject({ id: 'msg-1', content: 'Lunch is at noon in the atrium.', sizeBytes: 31 });
   });
 
+  it('context.inspect mode url gives a presigned URL that serves the content over HTTP without a key', async () => {
+    const res: any = await client.context.inspect({ tenantId: 'acme', id: 'msg-1', mode: 'url', expirySeconds: 300 } as any);
+    expect(res.data.presignedUrl).toMatch(new RegExp(`^${baseUrl}/context/presigned/`));
+    const served = await fetch(res.data.presignedUrl);
+    expect([served.status, await served.text()]).toEqual([200, 'Lunch is at noon in the atrium.']);
+  });
+
   it('context.relations returns graph triplets with a cursor', async () => {
     const res: any = await client.context.relations({ tenantId: 'acme', limit: 1 } as any);
     expect(res.data.relations).toHaveLength(1);

@@ -8,7 +8,7 @@ import { configFromEnv } from '../../apps/api/src/config';
 import { WebhookDispatcher } from '../../apps/worker/src/webhooks/webhook-dispatcher';
 import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
+import { ingestMemories, postMultipart, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 
 interface Received {
   path: string;
@@ -532,6 +532,30 @@ describe('indexing webhooks', () => {
     expect(await waitForRecord('orphaned', ['permanently_failed'])).toMatchObject({ error_code: 'WEBHOOK_NOT_REGISTERED', attempts: 1 });
     expect(receiver.forItem('orphaned')).toEqual([]);
     await t.request('POST', '/webhooks/indexing', { body: { url: receiver.url() } });
+  });
+
+  it('deleting an item removes its delivery records at once; their streams go with its database', async () => {
+    await t.createDatabase('single');
+    await ingestMemories(t, 'single', [{ id: 'solo', text: 'A memory deleted on its own.' }, { id: 'stays', text: 'Its neighbour, which stays.' }]);
+    await waitForStatus(t, 'single', ['solo', 'stays']);
+    const rec = await waitForRecord('solo', ['delivered']);
+    await waitForRecord('stays', ['delivered']);
+    const db = (await t.infra.directory.find('default', 'single'))!;
+    const [{ item_key: soloKey }] = await t.infra.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'solo'`, [db.id]);
+
+    const del = await t.request('DELETE', '/context', { body: { database: 'single', ids: ['solo'] } });
+    expect(del.body.data.deleted_count).toBe(1);
+    expect(await recordFor('solo')).toEqual([]);
+    expect((await t.request('GET', `/webhooks/indexing/deliveries/${rec.delivery_id}`)).status).toBe(404);
+    expect((await t.request('POST', `/webhooks/indexing/deliveries/${rec.delivery_id}/retry`)).status).toBe(404);
+    expect(await recordFor('stays')).toHaveLength(1);
+    // The delivery's stream stays as the item's own does (ItemDeleted its record) until the database goes.
+    expect((await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).length).toBeGreaterThan(0);
+
+    expect((await t.request('DELETE', '/databases?database=single')).status).toBe(202);
+    await waitForDatabaseDeleted(t, db.id, 30_000);
+    expect(await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
+    expect(await t.infra.store.readStream(`item-${db.id}-${soloKey}`)).toEqual([]);
   });
 
   it('deleting a database removes its delivery records, delivery streams and feedback streams', async () => {

@@ -19,6 +19,8 @@ import { DeleteContextController } from './context/delete-context/delete-context
 import { AddMemoryController } from './context/ingest-context/add-memory.http.controller';
 import { GraphController } from './context/graph/graph.http.controller';
 import { InspectContextController } from './context/inspect-context/inspect-context.http.controller';
+import { PresignedContentController } from './context/presigned-content/presigned-content.http.controller';
+import { PresignedUrls } from './context/presigned-urls';
 import { DatabaseStatsController } from './databases/database-stats/database-stats.http.controller';
 import { QueryService } from './query/query.service';
 import { RetrievalService } from './query/retrieval.service';
@@ -78,6 +80,7 @@ export class AppModule {
         RetryDeliveryController,
         GraphController,
         InspectContextController,
+        PresignedContentController,
       ],
       providers: [
         { provide: INFRASTRUCTURE, useValue: infra },
@@ -101,6 +104,7 @@ export class AppModule {
         SubmitFeedbackHandler,
         WebhookCommands,
         WebhookReads,
+        PresignedUrls,
       ],
     };
   }

@@ -45,6 +45,13 @@ export interface AppConfig {
   pipeline: { concurrency: number; batchSize: number; leaseMs: number; maxAttempts: number; pollMs: number; chunkTokens: number };
   /** POST /feedback: submissions per organization per fixed window (docs/feedback.md). */
   feedback: { rateLimit: number; rateWindowSeconds: number };
+  /** Presigned content URLs of GET /context/inspect (docs/ingestion.md, "Presigned URLs"). */
+  presignedUrls: {
+    /** HMAC-SHA256 key (64 hex or base64 of 32 bytes); default: a key file under DATA_DIR. Give every API process the same. */
+    key?: string;
+    /** The service's address as clients reach it (`https://crs.example.com`); default: the request's own scheme and Host. */
+    publicUrl?: string;
+  };
   /** Webhook delivery (docs/webhooks.md). */
   webhooks: {
     /** Development and tests only: allow http:// and 127.0.0.1/::1 receivers. Off by default. */
@@ -106,6 +113,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
       rateLimit: Number(env.FEEDBACK_RATE_LIMIT ?? 100),
       rateWindowSeconds: Number(env.FEEDBACK_RATE_WINDOW_SECONDS ?? 60),
     },
+    presignedUrls: { key: env.PRESIGNED_URL_KEY || undefined, publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : undefined },
     webhooks: {
       allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === 'true',
       secretKey: env.WEBHOOK_SECRET_KEY || undefined,

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { inActiveCollection } from '../../../../projections/databases/databases.queries';
 
 export interface StatusEntry {
   id: string;
@@ -9,6 +10,8 @@ export interface StatusEntry {
   message: string;
   collection?: string;
   type?: string;
+  /** the item's source type (`memory`, `file`, `app`, `app:<provider>`) */
+  source_type?: string;
   title?: string | null;
   updated_at?: string;
 }
@@ -21,11 +24,11 @@ const MESSAGES: Record<string, string> = {
   errored: 'Indexing failed',
 };
 
-/** Status entries for item ids in a database (optionally one collection); unknown ids get `not_found`. */
+/** Status entries for item ids in a database (optionally one collection); unknown ids (and those of a collection being deleted) get `not_found`. */
 export async function itemStatuses(ds: DataSource, databaseId: string, ids: string[], collection?: string): Promise<StatusEntry[]> {
   const rows: any[] = await ds.query(
-    `SELECT item_id, collection, store, title, status, error_code, error_message, updated_at FROM rm_items
-     WHERE database_id = $1 AND item_id = ANY($2) ${collection ? 'AND collection = $3' : ''} ORDER BY item_id, collection, store`,
+    `SELECT item_id, collection, store, source_type, title, status, error_code, error_message, updated_at FROM rm_items i
+     WHERE database_id = $1 AND item_id = ANY($2) ${collection ? 'AND collection = $3' : ''} AND ${inActiveCollection('i')} ORDER BY item_id, collection, store`,
     collection ? [databaseId, ids, collection] : [databaseId, ids],
   );
   const out: StatusEntry[] = [];
@@ -46,6 +49,7 @@ export async function itemStatuses(ds: DataSource, databaseId: string, ids: stri
         message: failed ? r.error_message ?? MESSAGES.errored : MESSAGES[r.status],
         collection: r.collection,
         type: r.store,
+        source_type: r.source_type,
         title: r.title,
         updated_at: new Date(r.updated_at).toISOString(),
       });
@@ -53,3 +57,6 @@ export async function itemStatuses(ds: DataSource, databaseId: string, ids: stri
   }
   return out;
 }
+
+/** The entries that found an item (a response about one of them echoes its source type). */
+export const foundEntries = (entries: StatusEntry[]) => entries.filter((e): e is StatusEntry & { source_type: string } => e.source_type !== undefined);

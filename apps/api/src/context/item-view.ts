@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { DomainError, invalid, notFound } from '../../../../libs/domain/src/errors';
 import type { Store } from '../../../../libs/domain/src/items/item.events';
+import { inActiveCollection } from '../../../../projections/databases/databases.queries';
 
 export interface ItemRecord {
   database_id: string;
@@ -14,6 +15,7 @@ export interface ItemRecord {
   filename: string | null;
   content_sha256: string;
   content_type: string;
+  content_version: number;
   pairs: boolean;
   bytes: string;
   metadata: Record<string, unknown>;
@@ -32,10 +34,13 @@ export interface ItemRecord {
   updated_at: Date;
 }
 
-/** The one item with this id in a collection (and store, when given); both stores holding it needs `type`. */
+/**
+ * The one item with this id in a collection (and store, when given); both stores holding it needs `type`. An item of
+ * a collection being deleted is not found.
+ */
 export async function findItem(ds: DataSource, databaseId: string, collection: string, itemId: string, store?: Store): Promise<ItemRecord> {
   const rows: ItemRecord[] = await ds.query(
-    `SELECT * FROM rm_items WHERE database_id = $1 AND collection = $2 AND item_id = $3 ${store ? 'AND store = $4' : ''}`,
+    `SELECT * FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 ${store ? 'AND store = $4' : ''} AND ${inActiveCollection('i')}`,
     store ? [databaseId, collection, itemId, store] : [databaseId, collection, itemId],
   );
   if (!rows.length) throw notFound('ITEM_NOT_FOUND', `no item with id '${itemId}' in collection '${collection}'`);

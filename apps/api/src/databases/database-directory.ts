@@ -30,6 +30,13 @@ export class DatabaseDirectory {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
+  /** A database of the organization by id (presigned URLs name it so: a name can be taken again once deleted). */
+  async findById(orgId: string, id: string): Promise<DatabaseRecord | null> {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+    const rows = await this.ds.query(`SELECT ${DATABASE_COLUMNS} FROM rm_databases WHERE org_id = $1 AND id = $2`, [orgId, id]);
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
   /** The live (not deleting) database the key can reach, or 404 DATABASE_NOT_FOUND. */
   async resolve(auth: ApiKeyRecord, name: string): Promise<DatabaseRecord> {
     if (!keyReaches(auth, name)) throw databaseNotFound(name);

@@ -7,10 +7,11 @@ import { sendError } from './exception.filter';
 
 /**
  * Paths served without a key (docs/api-conventions.md, "Authentication"): liveness and readiness, which orchestrators
- * probe without credentials and which tell nothing about any organization, and the API documentation. `/metrics`
- * needs a key: it counts every organization's traffic.
+ * probe without credentials and which tell nothing about any organization, the API documentation, and presigned
+ * content URLs, whose signature is their credential (checked by their controller). `/metrics` needs a key: it counts
+ * every organization's traffic.
  */
-const PUBLIC = [/^\/health\/?$/, /^\/ready\/?$/, /^\/docs(\/.*|-json|-yaml)?$/];
+const PUBLIC = [/^\/health\/?$/, /^\/ready\/?$/, /^\/docs(\/.*|-json|-yaml)?$/, /^\/context\/presigned\/[^/]+\/?$/];
 
 /**
  * `API-Version`: this service implements version 2 (reports 2.0.1). An absent header is served as 2;

@@ -34,22 +34,32 @@ export async function readMultipart(req: FastifyRequest): Promise<MultipartBody>
   const fields: Record<string, string[]> = {};
   const files: UploadedFile[] = [];
   let total = 0;
-  const parts = () => req.parts({ limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files, fieldSize: UPLOAD_LIMITS.fieldBytes, fields: UPLOAD_LIMITS.fields } });
+  let fieldCount = 0;
+  // A field part declared application/json is read here, as a stream, rather than by the parser: the parser refuses
+  // one over the field limit with the same error as one that does not parse (so it was 400 for its size). As a
+  // stream it counts against the parser's file limit, which is raised by the field limit; both limits are checked below.
+  const parts = () =>
+    req.parts({
+      limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files + UPLOAD_LIMITS.fields, fieldSize: UPLOAD_LIMITS.fieldBytes, fields: UPLOAD_LIMITS.fields },
+      isPartAFile: (_name: string, contentType: string, filename: string | undefined) => filename !== undefined || contentType === 'application/octet-stream' || contentType === 'application/json',
+    } as Parameters<FastifyRequest['parts']>[0]);
   for await (const part of malformedAs400(parts)) {
-    if (part.type === 'file') {
+    if (part.type === 'file' && part.filename === undefined && part.mimetype === 'application/json') {
+      if (++fieldCount > UPLOAD_LIMITS.fields) throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', 'Too many fields in one request');
+      const value = jsonFieldText(part.fieldname, await readCapped(part.file, part.fieldname));
+      total += value.length;
+      (fields[part.fieldname] ??= []).push(value);
+    } else if (part.type === 'file') {
+      if (files.length === UPLOAD_LIMITS.files) throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', 'Too many files in one request');
       const bytes = await part.toBuffer().catch((error: unknown) => {
         throw readError(error);
       });
       total += bytes.length;
       files.push({ field: part.fieldname, filename: part.filename || 'upload', contentType: part.mimetype || 'application/octet-stream', bytes });
     } else {
-      if ((part as { valueTruncated?: boolean }).valueTruncated) {
-        throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', `field ${part.fieldname} is larger than ${UPLOAD_LIMITS.fieldBytes / 1024 / 1024} MiB`);
-      }
-      // A field part sent as application/json arrives parsed (the parser's doing): an object, array, number or boolean
-      // goes back to its JSON text, which the endpoint parses and checks like any other field (String() made it
-      // "[object Object]"); a JSON string is taken as its text (`"memory"` for `type` means memory).
-      const value = typeof part.value === 'string' ? part.value : part.mimetype === 'application/json' ? JSON.stringify(part.value) : String(part.value ?? '');
+      if ((part as { valueTruncated?: boolean }).valueTruncated) throw fieldTooLarge(part.fieldname);
+      if (++fieldCount > UPLOAD_LIMITS.fields) throw new DomainError('too_large', 'PAYLOAD_TOO_LARGE', 'Too many fields in one request');
+      const value = typeof part.value === 'string' ? part.value : String(part.value ?? '');
       total += value.length;
       (fields[part.fieldname] ??= []).push(value);
     }
@@ -59,6 +69,35 @@ export async function readMultipart(req: FastifyRequest): Promise<MultipartBody>
   }
   assertClosed(req);
   return { fields, files };
+}
+
+const fieldTooLarge = (name: string) => new DomainError('too_large', 'PAYLOAD_TOO_LARGE', `field ${name} is larger than ${UPLOAD_LIMITS.fieldBytes / 1024 / 1024} MiB`);
+
+/** A field part's bytes, up to the field limit: one byte more is 413 for that field (the rest is not read). */
+async function readCapped(stream: AsyncIterable<Buffer>, name: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += chunk.length;
+    if (size > UPLOAD_LIMITS.fieldBytes) throw fieldTooLarge(name);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * A field part declared application/json: its JSON text, which the endpoint parses and checks like any other field's;
+ * a JSON string is taken as its text (`"memory"` for `type` means memory). One that does not parse is 400.
+ */
+function jsonFieldText(name: string, bytes: Buffer): string {
+  const text = bytes.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid(`a field part declared application/json is not valid JSON (field ${name})`);
+  }
+  return typeof parsed === 'string' ? parsed : text;
 }
 
 /** The single value of a field; a repeated field is 400. */
@@ -151,10 +190,6 @@ async function* malformedAs400<T>(parts: () => AsyncIterable<T>): AsyncIterable<
 /** A parser error as the client's 400; limit errors (FST_*) and our own keep their meaning. */
 function readError(error: unknown): unknown {
   const e = error as { code?: string; message?: string };
-  // The parser's 406 for a part declared application/json that does not parse, or was cut at the field limit.
-  if (e.code === 'FST_INVALID_JSON_FIELD_ERROR') {
-    return invalid(`a field part declared application/json is not valid JSON, or is larger than ${UPLOAD_LIMITS.fieldBytes / 1024 / 1024} MiB`);
-  }
   if (typeof e.code === 'string' && e.code.startsWith('FST_')) return error;
   if (error instanceof DomainError) return error;
   return invalid(`the multipart body could not be read: ${e.message ?? String(error)}`);

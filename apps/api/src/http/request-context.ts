@@ -26,6 +26,15 @@ export function contextOf(req: FastifyRequest): RequestContext {
   return r.crs;
 }
 
+/**
+ * `meta.source_type` (spec, envelope: the type of the parent source) on a response about exactly one item: its
+ * `source_type` (`memory`, `file`, `app` or `app:<provider>`, as chunks and list entries carry it). A response about
+ * several items, or none in particular, carries none.
+ */
+export function echoSourceType(ctx: RequestContext, items: readonly { source_type: string }[]): void {
+  if (items.length === 1) ctx.scope.source_type = items[0].source_type;
+}
+
 export function addDeprecation(ctx: RequestContext, deprecatedField: string, preferredField: string, since = '2.0.1'): void {
   if (ctx.deprecations.some((d) => d.deprecated_field === deprecatedField)) return;
   ctx.deprecations.push({

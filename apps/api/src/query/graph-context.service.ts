@@ -4,6 +4,7 @@ import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 import type { RankedChunk } from './retrieval.service';
+import { inActiveCollection } from '../../../../projections/databases/databases.queries';
 
 export interface EntityRef {
   name: string;
@@ -97,7 +98,7 @@ export class GraphContextService {
            LIMIT ${Math.floor(pool)})
          SELECT s.item_key, s.chunk_index, s.score, (i.item_key IS NOT NULL) AS ok
          FROM scored s
-         LEFT JOIN rm_items i ON i.database_id = $1 AND i.item_key = s.item_key AND i.status = 'completed' AND i.store = ANY($4)
+         LEFT JOIN rm_items i ON i.database_id = $1 AND i.item_key = s.item_key AND i.status = 'completed' AND i.store = ANY($4) AND ${inActiveCollection('i')}
          ORDER BY s.score DESC, s.item_key COLLATE "C", s.chunk_index`,
         params,
       );

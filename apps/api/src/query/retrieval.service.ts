@@ -7,6 +7,7 @@ import type { Infrastructure } from '../infrastructure';
 import type { IndexRef } from '../../../worker/src/search/search-catalog';
 import { sameVectorSpace } from '../../../../libs/embeddings/src';
 import { INFRASTRUCTURE } from '../tokens';
+import { inActiveCollection } from '../../../../projections/databases/databases.queries';
 import { CONTEXT, type ContextWeights, lendScores, type Neighbour } from './conversation-context';
 import { candidatePool, poolSize, type PoolSize } from './pool-size';
 
@@ -245,7 +246,7 @@ export class RetrievalService {
        FROM rm_items i
        LEFT JOIN rm_items s ON i.kind = 'inferred' AND s.database_id = i.database_id AND s.collection = i.collection AND s.store = 'memory'
                            AND s.item_id = i.additional_metadata->>'derived_from' AND s.kind <> 'inferred'
-       WHERE i.database_id = $1 AND i.item_key = ANY($2)`,
+       WHERE i.database_id = $1 AND i.item_key = ANY($2) AND ${inActiveCollection('i')}`,
       [databaseId, keys],
     );
     return new Map(rows.map((r) => [r.item_key, r]));

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { invalid } from '../../../../libs/domain/src/errors';
 import { DELIVERY_STATUSES, type VisibleDeliveryStatus } from '../../../../libs/domain/src/webhooks/webhook.events';
 import { DATA_SOURCE } from '../tokens';
+import { inActiveCollection } from '../../../../projections/databases/databases.queries';
 
 export interface RegistrationView {
   registered: boolean;
@@ -31,10 +32,16 @@ export interface DeliveryRecordView {
 /** `sweeping` is a pending or failed record whose dispatcher lease is live. */
 const VISIBLE_STATUS = `CASE WHEN l.lease_until > now() AND d.status IN ('pending', 'failed') THEN 'sweeping' ELSE d.status END`;
 
+/**
+ * Delivery records name their item, so those of a collection or database being deleted are not shown (the purge
+ * removes them; until it has run, the record of the deletion request hides them). Every query appends its WHERE
+ * conditions after this one's.
+ */
 const SELECT_DELIVERIES = `SELECT d.*, ${VISIBLE_STATUS} AS visible_status, COALESCE(db.name, '') AS database_name
   FROM rm_webhook_deliveries d
   LEFT JOIN webhook_delivery_leases l ON l.delivery_id = d.delivery_id
-  LEFT JOIN rm_webhook_databases db ON db.database_id = d.database_id`;
+  LEFT JOIN rm_webhook_databases db ON db.database_id = d.database_id
+  WHERE ${inActiveCollection('d')}`;
 
 export const LIST_LIMIT = { min: 1, max: 100, default: 20 };
 
@@ -67,7 +74,7 @@ export class WebhookReads {
     const after = q.cursor ? decodeCursor(q.cursor) : null;
     const rows: any[] = await this.ds.query(
       `${SELECT_DELIVERIES}
-       WHERE d.org_id = $1 AND ($2::bigint IS NULL OR d.position < $2) AND ($3::text IS NULL OR ${VISIBLE_STATUS} = $3)
+       AND d.org_id = $1 AND ($2::bigint IS NULL OR d.position < $2) AND ($3::text IS NULL OR ${VISIBLE_STATUS} = $3)
          AND ($4::text[] IS NULL OR db.name = ANY($4))
        ORDER BY d.position DESC
        LIMIT $5`,
@@ -83,7 +90,7 @@ export class WebhookReads {
   }
 
   async delivery(orgId: string, auth: { databases: string[] | null }, deliveryId: string): Promise<(DeliveryRecordView & { databaseId: string }) | null> {
-    const [row] = await this.ds.query(`${SELECT_DELIVERIES} WHERE d.org_id = $1 AND d.delivery_id = $2 AND ($3::text[] IS NULL OR db.name = ANY($3))`, [orgId, deliveryId, auth.databases]);
+    const [row] = await this.ds.query(`${SELECT_DELIVERIES} AND d.org_id = $1 AND d.delivery_id = $2 AND ($3::text[] IS NULL OR db.name = ANY($3))`, [orgId, deliveryId, auth.databases]);
     return row ? { ...toView(row), databaseId: row.database_id } : null;
   }
 }

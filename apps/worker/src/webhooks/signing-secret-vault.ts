@@ -1,7 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Sql } from '../../../../libs/persistence/src/data-source';
+import { parseKey, readOrCreateKeyFile } from '../../../../libs/persistence/src/key-file';
 
 /**
  * Webhook signing secrets, encrypted at rest. They are needed in clear to sign (HMAC), so unlike API keys
@@ -25,12 +24,7 @@ export const SIGNING_SECRETS_DDL = `CREATE TABLE IF NOT EXISTS webhook_signing_s
 export const KEY_FILE_NAME = 'webhook-secret.key';
 
 /** A 32-byte key given as 64 hex characters or as base64. */
-export function parseSecretKey(text: string): Buffer {
-  const t = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t, 'base64');
-  if (key.length !== 32) throw new Error('WEBHOOK_SECRET_KEY must be 32 bytes: 64 hex characters or base64 (e.g. `openssl rand -base64 32`)');
-  return key;
-}
+export const parseSecretKey = (text: string): Buffer => parseKey(text, 'WEBHOOK_SECRET_KEY');
 
 export class SigningSecretVault {
   private key?: Buffer;
@@ -82,22 +76,7 @@ export class SigningSecretVault {
   }
 
   private currentKey(): Buffer {
-    if (this.key) return this.key;
-    let text: string;
-    try {
-      text = readFileSync(this.keyFile, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      mkdirSync(dirname(this.keyFile), { recursive: true });
-      try {
-        // 'wx': never overwrite a key another process created a moment ago.
-        writeFileSync(this.keyFile, `${randomBytes(32).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      }
-      text = readFileSync(this.keyFile, 'utf8');
-    }
-    this.key = parseSecretKey(text);
+    this.key ??= readOrCreateKeyFile(this.keyFile, `the key file ${this.keyFile}`);
     return this.key;
   }
 }

@@ -3,6 +3,8 @@ import type { DataSource } from 'typeorm';
 import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
 import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
 import { streams } from '../../../../libs/domain/src/streams';
+import { deliveryIdFor } from '../../../../libs/domain/src/webhooks/webhook-payload';
+import { notifiesWebhook } from '../../../../libs/domain/src/webhooks/webhook.events';
 import type { AppConfig } from '../../../api/src/config';
 import type { DatabaseResources } from '../database-resources';
 import { KEY_FILE_NAME, SigningSecretVault } from './signing-secret-vault';
@@ -46,11 +48,36 @@ export async function openWebhookRuntime(p: {
       const rows: { delivery_id: string }[] = collection
         ? await p.ds.query('SELECT delivery_id FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2', [databaseId, collection])
         : await p.ds.query('SELECT delivery_id FROM rm_webhook_deliveries WHERE database_id = $1', [databaseId]);
-      return rows.map((r) => streams.webhookDelivery(r.delivery_id));
+      const ids = new Set(rows.map((r) => r.delivery_id));
+      for (const id of await deletedItemsDeliveries(p.ds, p.store, databaseId, collection)) ids.add(id);
+      return [...ids].map((id) => streams.webhookDelivery(id));
     },
     purgeDatabase: async (databaseId) => {
       await p.ds.query('DELETE FROM webhook_delivery_leases l USING rm_webhook_deliveries d WHERE d.delivery_id = l.delivery_id AND d.database_id = $1', [databaseId]);
     },
   });
   return { guard, vault, sender, dispatcher };
+}
+
+/** Item streams read at once while listing a deletion's delivery streams. */
+const STREAMS_PER_READ = 500;
+
+/**
+ * The deliveries of items deleted one by one: their records went with them (the outbox handles ItemDeleted), but their
+ * streams stay, like the items' own, until the collection or database goes. A delivery id is derived from its
+ * terminal status event's id, and the item's stream still holds that event (the item-tombstones read model lists the
+ * streams). An id whose status found no registration names a stream that was never written: deleting it is a no-op.
+ */
+async function deletedItemsDeliveries(ds: DataSource, store: EventStore, databaseId: string, collection?: string): Promise<string[]> {
+  const rows: { item_key: string }[] = collection
+    ? await ds.query('SELECT item_key FROM rm_item_tombstones WHERE database_id = $1 AND collection = $2', [databaseId, collection])
+    : await ds.query('SELECT item_key FROM rm_item_tombstones WHERE database_id = $1', [databaseId]);
+  const ids: string[] = [];
+  for (let i = 0; i < rows.length; i += STREAMS_PER_READ) {
+    const histories = await store.readStreams(rows.slice(i, i + STREAMS_PER_READ).map((r) => streams.item(databaseId, r.item_key)));
+    for (const history of histories.values()) {
+      for (const e of history) if (e.type === 'StatusAdvanced' && notifiesWebhook(e.data)) ids.push(deliveryIdFor(e.metadata.eventId));
+    }
+  }
+  return ids;
 }

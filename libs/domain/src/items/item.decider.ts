@@ -60,6 +60,9 @@ export type ItemCommand =
 
 const ORDER: IndexingStatus[] = ['queued', 'processing', 'graph_creation', 'completed'];
 
+/** The same principals in the same order (stored ACLs are normalized, so equal lists are equal arrays). */
+const sameList = (a: string[], b: string[] | undefined): boolean => b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+
 export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] {
   switch (command.type) {
     case 'Ingest':
@@ -72,7 +75,8 @@ export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] 
       if (metadata !== undefined || additionalMetadata !== undefined || title !== undefined) {
         out.push({ type: 'ItemMetadataUpdated', data: { ...command.ids, ...(metadata !== undefined ? { metadata: metadata as any } : {}), ...(additionalMetadata !== undefined ? { additionalMetadata } : {}), ...(title !== undefined ? { title } : {}) } });
       }
-      if (command.acl !== undefined) out.push({ type: 'AclChanged', data: { ...command.ids, acl: command.acl, previous: state.acl ?? null } });
+      // The same list again changes nothing: no AclChanged (the audit trail records changes only).
+      if (command.acl !== undefined && !sameList(command.acl, state.acl)) out.push({ type: 'AclChanged', data: { ...command.ids, acl: command.acl, previous: state.acl ?? null } });
       return out;
     }
     case 'Delete':

@@ -5,12 +5,12 @@ import type { FastifyRequest } from 'fastify';
 import { invalid, notFound } from '../../../../../libs/domain/src/errors';
 import { authOf } from '../../http/auth.hook';
 import { LegacyResponse } from '../../http/envelope.interceptor';
-import { addDeprecation, contextOf } from '../../http/request-context';
+import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { DATABASE_DIRECTORY, DATA_SOURCE } from '../../tokens';
 import { DatabaseDirectory } from '../../databases/database-directory';
 import type { DataSource } from 'typeorm';
-import { itemStatuses } from '../item-status';
+import { foundEntries, itemStatuses } from '../item-status';
 
 const MAX_IDS = 100;
 
@@ -45,10 +45,12 @@ export class ContextStatusController {
   @ApiOperation({ summary: 'Indexing status of items: ?database=&id=<id> or repeated &ids=<a>&ids=<b> (comma-separated also accepted), optional collection' })
   async status(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>) {
     for (const k of Object.keys(query)) if (!['id', 'ids', 'database', 'tenant_id', 'collection', 'sub_tenant_id'].includes(k)) throw invalid(`${k} is not a status parameter`);
-    const scope = readScope(contextOf(req), query, { requireDatabase: true });
+    const ctx = contextOf(req);
+    const scope = readScope(ctx, query, { requireDatabase: true });
     const db = await this.directory.resolve(authOf(req), scope.database!);
     const ids = idList([query.id], [query.ids]);
     const statuses = await itemStatuses(this.ds, db.id, ids, scope.collection);
+    if (ids.length === 1) echoSourceType(ctx, foundEntries(statuses));
     if (ids.length === 1 && query.ids === undefined) {
       if (statuses[0].indexing_status === 'not_found') throw notFound('ITEM_NOT_FOUND', `no item with id '${ids[0]}'`);
       return { ...statuses[0], statuses };
@@ -68,6 +70,7 @@ export class ContextStatusController {
     const db = await this.directory.resolve(authOf(req), scope.database!);
     const ids = idList([input.file_id, input.id], [input.file_ids, input.source_ids, input.ids]);
     const statuses = await itemStatuses(this.ds, db.id, ids, scope.collection);
+    if (ids.length === 1) echoSourceType(ctx, foundEntries(statuses));
     return {
       success: true,
       statuses: statuses.map((s) => ({ ...s, file_id: s.id, source_id: s.id })),

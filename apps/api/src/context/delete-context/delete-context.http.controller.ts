@@ -7,7 +7,7 @@ import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/do
 import { decideOnItem } from '../../../../worker/src/item-stream';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
-import { contextOf } from '../../http/request-context';
+import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
@@ -33,9 +33,11 @@ export class DeleteContextController {
     const db = await this.infra.directory.resolve(authOf(req), scope.database!);
     const results: { id: string; deleted: boolean; error: string | null }[] = [];
     let last: number | null = null;
-    for (const id of [...new Set(input.ids as string[])]) {
+    const requested = [...new Set(input.ids as string[])];
+    for (const id of requested) {
       try {
         const item = await findItem(this.infra.ds, db.id, collection, id, store);
+        if (requested.length === 1) echoSourceType(ctx, [item]);
         const ids = { databaseId: db.id, itemKey: item.item_key, itemId: id, collection, store: item.store };
         last = (await decideOnItem(this.infra.store, commandContext(req), db.id, item.item_key, (state) => decideItem({ type: 'Delete', ids }, state))) ?? last;
         results.push({ id, deleted: true, error: null });
@@ -44,7 +46,8 @@ export class DeleteContextController {
         results.push({ id, deleted: false, error: err.message });
       }
     }
-    if (last !== null) await this.infra.runner.waitFor(last, ['items'], this.infra.config.projectionWaitMs);
+    // Gone from the next read: the item and its webhook delivery records.
+    if (last !== null) await this.infra.runner.waitFor(last, ['items', 'webhook-outbox'], this.infra.config.projectionWaitMs);
     const deleted = results.filter((r) => r.deleted).length;
     return { success: deleted > 0, message: `${deleted} of ${results.length} deleted`, results, deleted_count: deleted, user_memory_deleted: deleted > 0 };
   }

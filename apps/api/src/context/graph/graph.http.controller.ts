@@ -6,11 +6,12 @@ import { invalid, notFound } from '../../../../../libs/domain/src/errors';
 import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
 import { entityKey } from '../../../../../libs/ingestion/src/graph/extract-graph';
 import { authOf } from '../../http/auth.hook';
-import { contextOf } from '../../http/request-context';
+import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import { parseStoreType } from '../item-view';
+import { inActiveCollection } from '../../../../../projections/databases/databases.queries';
 
 const PARAMS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'id', 'type', 'limit', 'cursor', 'acl', 'entity']);
 
@@ -29,12 +30,22 @@ interface RelationRow {
   acl: string[] | null;
 }
 
+/** The item an endpoint is about (entities of an item; relations of one item id). */
+interface ItemRef {
+  item_key: string;
+  acl: string[] | null;
+  source_type: string;
+}
+
 /**
  * The context graph, for inspection. Only completed items count, and with `acl` (repeatable query parameter,
  * same meaning as in /query) only items the caller may see: nothing derived from a hidden document is returned.
  */
-/** An expired memory stops surfacing anywhere, its graph included (rm_items aliased `i`). */
-const NOT_EXPIRED = '(i.expires_at IS NULL OR i.expires_at > now())';
+/**
+ * An expired memory stops surfacing anywhere, its graph included, and so does everything of a collection being
+ * deleted (rm_items aliased `i`).
+ */
+const SERVED = `(i.expires_at IS NULL OR i.expires_at > now()) AND ${inActiveCollection('i')}`;
 
 @ApiTags('context')
 @Controller()
@@ -48,7 +59,7 @@ export class GraphController {
     const limit = num(query.limit, 'limit', 100, 1, 500);
     const cursor = num(query.cursor, 'cursor', 0, 0, 1e9);
     const params: unknown[] = [db.id, collection];
-    let where = `r.database_id = $1 AND r.collection = $2 AND i.status = 'completed' AND ${NOT_EXPIRED}`;
+    let where = `r.database_id = $1 AND r.collection = $2 AND i.status = 'completed' AND ${SERVED}`;
     if (query.id !== undefined) {
       params.push(String(query.id));
       where += ` AND i.item_id = $${params.length}`;
@@ -69,6 +80,7 @@ export class GraphController {
       params,
     );
     const visible = rows.filter((r) => isVisible(r.acl, caller));
+    if (query.id !== undefined) echoSourceType(contextOf(req), await this.items(db.id, collection, String(query.id), caller, parseStoreType(query.type)));
     // One entry per (source, target) pair in a chunk, carrying its evidence.
     const pairs = new Map<string, { source: unknown; target: unknown; relations: unknown[]; chunk_id: string; item_id: string }>();
     for (const r of visible) {
@@ -89,12 +101,9 @@ export class GraphController {
   async entities(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>) {
     const { db, collection, caller } = await this.scope(req, query);
     if (typeof query.id !== 'string' || !query.id) throw invalid('id is required');
-    const items: { item_key: string; acl: string[] | null; status: string }[] = await this.infra.ds.query(
-      `SELECT item_key, acl, status FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 AND ${NOT_EXPIRED}`,
-      [db.id, collection, query.id],
-    );
-    const seen = items.filter((i) => isVisible(i.acl, caller));
+    const seen = await this.items(db.id, collection, query.id, caller);
     if (!seen.length) throw notFound('ITEM_NOT_FOUND', `no item with id '${query.id}'`);
+    echoSourceType(contextOf(req), seen);
     const rows = await this.infra.ds.query(
       `SELECT e.entity_key, e.name, e.type, count(*)::int AS mentions FROM rm_graph_mentions m
        JOIN rm_graph_entities e ON e.database_id = m.database_id AND e.entity_key = m.entity_key
@@ -114,7 +123,7 @@ export class GraphController {
     const rows: RelationRow[] = await this.infra.ds.query(
       `SELECT r.item_key, i.item_id, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt, i.acl
        FROM rm_graph_relations r
-       JOIN rm_items i ON i.database_id = r.database_id AND i.item_key = r.item_key AND i.status = 'completed' AND ${NOT_EXPIRED}
+       JOIN rm_items i ON i.database_id = r.database_id AND i.item_key = r.item_key AND i.status = 'completed' AND ${SERVED}
        JOIN rm_graph_entities s ON s.database_id = r.database_id AND s.entity_key = r.source_key
        JOIN rm_graph_entities t ON t.database_id = r.database_id AND t.entity_key = r.target_key
        WHERE r.database_id = $1 AND r.collection = $2 AND (r.source_key = $3 OR r.target_key = $3)
@@ -130,6 +139,15 @@ export class GraphController {
     }
     const neighbours = [...byNeighbour.values()].sort((a, b) => b.relations.length - a.relations.length);
     return { entity: key, neighbours, count: neighbours.length };
+  }
+
+  /** The items with this id in the collection (one per store, or the one of `store`) that are served and the caller may see. */
+  private async items(databaseId: string, collection: string, id: string, caller: string[] | null, store?: string): Promise<ItemRef[]> {
+    const rows: ItemRef[] = await this.infra.ds.query(
+      `SELECT item_key, acl, source_type FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 AND ${SERVED} ${store ? 'AND store = $4' : ''}`,
+      store ? [databaseId, collection, id, store] : [databaseId, collection, id],
+    );
+    return rows.filter((i) => isVisible(i.acl, caller));
   }
 
   private async scope(req: FastifyRequest, query: Record<string, unknown>) {

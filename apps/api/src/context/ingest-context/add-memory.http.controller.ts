@@ -6,7 +6,7 @@ import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/do
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { LegacyResponse } from '../../http/envelope.interceptor';
-import { addDeprecation, contextOf } from '../../http/request-context';
+import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../../databases/database-directory';
@@ -35,7 +35,9 @@ export class AddMemoryController {
     const db = await this.directory.resolve(authOf(req), scope.database!);
     const memories = typeof input.memories === 'string' ? safeJson(input.memories) : input.memories;
     const items = this.ingestion.prepareMemories(db, collection, memories, new Date());
-    return this.ingestion.commit(commandContext(req), db, collection, (input.upsert as boolean | undefined) ?? true, items);
+    const result = await this.ingestion.commit(commandContext(req), db, collection, (input.upsert as boolean | undefined) ?? true, items);
+    echoSourceType(ctx, items.map((i) => ({ source_type: i.event.sourceType })));
+    return result;
   }
 }
 

@@ -7,7 +7,7 @@ import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { LegacyResponse } from '../../http/envelope.interceptor';
 import { booleanField, field, jsonField, readMultipart, type MultipartBody } from '../../http/multipart';
-import { addDeprecation, contextOf } from '../../http/request-context';
+import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../../databases/database-directory';
@@ -69,7 +69,9 @@ export class IngestContextController {
       items = [...this.ingestion.prepareFiles(db, collection, body.files, perFile), ...this.ingestion.prepareAppItems(db, collection, jsonField(body, 'app_knowledge'))];
       if (!items.length) throw invalid('type=knowledge needs files (field documents) and/or app_knowledge items');
     }
-    return this.ingestion.commit(commandContext(req), db, collection, upsert, items);
+    const result = await this.ingestion.commit(commandContext(req), db, collection, upsert, items);
+    echoSourceType(ctx, items.map((i) => ({ source_type: i.event.sourceType })));
+    return result;
   }
 }
 

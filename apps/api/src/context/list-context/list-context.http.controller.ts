@@ -10,6 +10,7 @@ import { readScope } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import { itemView, parseStoreType, type ItemRecord } from '../item-view';
+import { inActiveCollection } from '../../../../../projections/databases/databases.queries';
 
 const FIELDS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'type', 'ids', 'page', 'page_size', 'filters', 'include_fields', 'acl']);
 const INCLUDE = new Set(['attachments', 'content', 'description', 'document_metadata', 'note', 'relations', 'tenant_metadata', 'timestamp', 'title', 'type', 'url']);
@@ -49,7 +50,7 @@ export class ListContextController {
     const caller = callerPrincipals(input.acl);
 
     // Inferred memories are listed under their source (inferred_content), not as memories of their own.
-    const where = ['database_id = $1', 'collection = $2', 'store = $3', '(expires_at IS NULL OR expires_at > now())', "kind <> 'inferred'"];
+    const where = ['database_id = $1', 'collection = $2', 'store = $3', '(expires_at IS NULL OR expires_at > now())', "kind <> 'inferred'", inActiveCollection('rm_items')];
     const params: unknown[] = [db.id, collection, store];
     if (input.ids !== undefined) {
       if (!Array.isArray(input.ids) || input.ids.length > 100 || input.ids.some((x) => typeof x !== 'string')) throw invalid('ids must be an array of at most 100 ids');

@@ -8,6 +8,7 @@ import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import type { DatabaseRecord } from '../database-directory';
 import { ScopeQuery } from '../scope-query.dto';
+import { inActiveCollection } from '../../../../../projections/databases/databases.queries';
 
 const STATUSES = ['queued', 'processing', 'graph_creation', 'completed', 'errored'];
 
@@ -42,7 +43,8 @@ export class DatabaseStatsController {
 
   private async compute(db: DatabaseRecord, collection?: string) {
     const params: unknown[] = collection ? [db.id, collection] : [db.id];
-    const inColl = collection ? 'AND collection = $2' : '';
+    // A collection being deleted counts no more (its rows stay until the purge has run).
+    const inColl = `${collection ? 'AND collection = $2' : ''} AND ${inActiveCollection('rm_item_counts')}`;
     // rm_item_counts: the items read model's running totals per collection, store, status and UTC day created.
     const [rows, growth, collections]: [{ store: string; status: string; n: number; chunks: number; bytes: string }[], { day: string; items: number; bytes: string }[], unknown[]] = await Promise.all([
       this.infra.ds.query(

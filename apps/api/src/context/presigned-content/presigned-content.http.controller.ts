@@ -1,0 +1,72 @@
+import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { notFound } from '../../../../../libs/domain/src/errors';
+import { inActiveCollection } from '../../../../../projections/databases/databases.queries';
+import { keyReaches } from '../../databases/database-directory';
+import { DirectResponse } from '../../http/envelope.interceptor';
+import { INFRASTRUCTURE } from '../../tokens';
+import type { Infrastructure } from '../../infrastructure';
+import { aclDigest, presignedError, PresignedUrls } from '../presigned-urls';
+
+/** What serving a presigned URL reads of its item. */
+interface ContentRow {
+  content_sha256: string;
+  content_type: string;
+  filename: string | null;
+  content_version: number;
+  acl: string[] | null;
+  expires_at: Date | null;
+}
+
+/** A stored content type as a response header: a plain `type/subtype`, text with its charset; anything else is bytes. */
+function contentTypeHeader(stored: string): string {
+  if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i.test(stored)) return 'application/octet-stream';
+  return /^text\/|json|xml|csv|markdown/.test(stored) ? `${stored}; charset=utf-8` : stored;
+}
+
+/**
+ * The content behind a presigned URL (made by GET /context/inspect with mode url or both): served without an API key
+ * to whoever holds the URL, until it expires, as long as the item, its content version and its ACL are the ones it
+ * was made for and the API key that asked for it is still valid and reaches the database. The answer is the bytes as
+ * ingested, never cached, and sandboxed (a stored HTML page runs nothing on the service's origin).
+ */
+@ApiTags('context')
+@Controller()
+@DirectResponse()
+export class PresignedContentController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly presigned: PresignedUrls) {}
+
+  @Get('context/presigned/:token')
+  @ApiOperation({
+    summary:
+      'Content of an item through a presigned URL from GET /context/inspect (mode url or both). No API key. 403 PRESIGNED_URL_INVALID / _EXPIRED / _REVOKED (the ACL, content or the asking key changed), 404 ITEM_NOT_FOUND once the item, its collection or database is gone.',
+  })
+  async content(@Param('token') token: string, @Res() reply: FastifyReply) {
+    const claims = this.presigned.verify(token);
+    const key = await this.infra.keys.find(claims.key);
+    if (!key || key.orgId !== claims.org) throw presignedError('PRESIGNED_URL_INVALID', 'this presigned URL names no key of its organization');
+    if (key.revokedAt) throw presignedError('PRESIGNED_URL_REVOKED', 'the API key that made this presigned URL was revoked');
+    const gone = () => notFound('ITEM_NOT_FOUND', 'the item of this presigned URL no longer exists');
+    const db = await this.infra.directory.findById(claims.org, claims.db);
+    if (!db || db.status === 'deleting') throw gone();
+    if (!keyReaches(key, db.name)) throw presignedError('PRESIGNED_URL_REVOKED', 'the API key that made this presigned URL no longer reaches its database');
+    const [item]: ContentRow[] = await this.infra.ds.query(
+      `SELECT content_sha256, content_type, filename, content_version, acl, expires_at FROM rm_items i
+       WHERE database_id = $1 AND item_key = $2 AND ${inActiveCollection('i')}`,
+      [db.id, claims.item],
+    );
+    if (!item || (item.expires_at && new Date(item.expires_at).getTime() <= Date.now())) throw gone();
+    if (item.content_version !== claims.cv) throw presignedError('PRESIGNED_URL_REVOKED', 'the item was replaced by new content since this presigned URL was made');
+    if (aclDigest(item.acl) !== claims.acl) throw presignedError('PRESIGNED_URL_REVOKED', "the item's access list changed since this presigned URL was made");
+    const bytes = await this.infra.blobs.get(db.id, item.content_sha256);
+    reply
+      .header('content-type', contentTypeHeader(item.content_type))
+      .header('content-disposition', item.filename ? `inline; filename*=UTF-8''${encodeURIComponent(item.filename)}` : 'inline')
+      .header('cache-control', 'private, no-store')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "sandbox; default-src 'none'")
+      .header('referrer-policy', 'no-referrer')
+      .send(bytes);
+  }
+}
