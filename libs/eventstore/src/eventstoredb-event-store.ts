@@ -45,9 +45,10 @@ const PAGE = 500;
  * EventStoreDB / KurrentDB event log (production), through the KurrentDB client. Global position = the event's
  * `$all` commit position as a JS number (exact below 2^53 bytes of log); `after` is exclusive everywhere.
  *
- * `appendMany` is the server's multi-stream append (KurrentDB 25.1 or later): all requests are written in one
- * transaction or none is (see `appendMany`). An older server refuses it with an error; it is never emulated by
- * appending one stream after another, which would leave the earlier streams written when a later one conflicts.
+ * `appendMany` is one server transaction (KurrentDB's multi-stream append, 25.1+, or its records append with
+ * consistency checks, 26.1+; see `appendMany`): all requests are written or none is. An older server refuses it with
+ * an error; it is never emulated by appending one stream after another, which would leave the earlier streams
+ * written when a later one conflicts.
  *
  * Deletion is a soft delete (`deleteStream`, not `tombstoneStream`): reads of the stream see no
  * stream at once and the stream can be re-created later (its revisions then continue after the old
