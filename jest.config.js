@@ -5,10 +5,7 @@ module.exports = {
   testMatch: ['**/*.spec.ts', '**/*.e2e.ts', '**/*.int.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
-    // ESM-only dependencies (Node >= 20.19 requires them natively; jest's module system cannot), transpiled to CommonJS.
-    '/node_modules/(content-disposition)/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true, module: 'commonjs' } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(content-disposition)/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -6,6 +6,7 @@ import { summariseProfile } from '../lib/cpuprofile';
 import { runEnvironment } from '../lib/env';
 import { createProgress } from '../lib/progress';
 import { pipelineSettings, spawnService } from '../lib/service';
+import { logEventCount } from './pg-stats';
 import { runRebuildCli } from './rebuild';
 import { speedMarkdown, speedTargets, type SpeedReport, type SpeedSizeResult } from './report';
 import { runSpeed, SCENARIOS } from './run-speed';
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
         progress,
         ingestOnly,
         pgStatements,
-        rebuild: (s) => runRebuildCli(root, { DATABASE_URL: s.databaseUrl(), DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' }),
+        rebuild: (s) => runRebuildCli(root, { DATABASE_URL: s.databaseUrl(), DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' }, (upTo) => logEventCount(s.databaseUrl(), upTo)),
       });
     } finally {
       await service.stop();

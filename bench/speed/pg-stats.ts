@@ -65,6 +65,18 @@ export async function recordedQueryLatencies(databaseUrl: string, requestIds: st
   }
 }
 
+/** How many events the service's log (the embedded default's `events` table) holds up to a position, each once. */
+export async function logEventCount(databaseUrl: string, upToPosition: number): Promise<number> {
+  const c = new Client({ connectionString: databaseUrl, application_name: 'crs-bench-stats' });
+  await c.connect();
+  try {
+    const { rows } = await c.query(`SELECT count(*)::float8 AS n FROM events WHERE position <= $1`, [upToPosition]);
+    return rows[0].n;
+  } finally {
+    await c.end();
+  }
+}
+
 /** One normalised statement's share of a phase (pg_stat_statements; the service runs with POSTGRES_STAT_STATEMENTS=true). */
 export interface PgStatement {
   query: string;

@@ -28,7 +28,6 @@ export function speedTargets(sizes: SpeedSizeResult[]) {
   const lat = q(latencyOf);
   const mem = largest?.run.ingest.find((p) => p.kind === 'memories');
   const rebuild = largest?.run.rebuild;
-  const slowest = rebuild?.projections.filter((p) => p.projection !== 'search-index').sort((a, b) => a.eventsPerSecond - b.eventsPerSecond)[0];
   return {
     query: {
       target: `p50 ≤ ${SPEED_TARGETS.queryP50Ms} ms and p99 ≤ ${SPEED_TARGETS.queryP99Ms} ms, "${TARGET_SCENARIO}", 1 client, at ${SPEED_TARGETS.targetChunks} chunks`,
@@ -39,12 +38,14 @@ export function speedTargets(sizes: SpeedSizeResult[]) {
       met: lat ? lat.p50 <= SPEED_TARGETS.queryP50Ms && lat.p99 <= SPEED_TARGETS.queryP99Ms : null,
     },
     ingest: { target: `≥ ${SPEED_TARGETS.ingestMemoriesPerSecond} memories/s to searchable`, measured: mem?.itemsPerSecondSearchable ?? null, met: mem ? mem.itemsPerSecondSearchable >= SPEED_TARGETS.ingestMemoriesPerSecond : null },
+    // Log events, each counted once, over the whole rebuild (every read model and the search index in turn).
     rebuild: {
       target: `≥ ${SPEED_TARGETS.rebuildEventsPerSecond} events/s`,
-      readModelsOverall: rebuild?.readModels.eventsPerSecond ?? null,
-      slowestReadModel: slowest ? `${slowest.projection} ${slowest.eventsPerSecond}` : null,
-      searchIndex: rebuild?.projections.find((p) => p.projection === 'search-index')?.eventsPerSecond ?? null,
-      met: rebuild ? rebuild.readModels.eventsPerSecond >= SPEED_TARGETS.rebuildEventsPerSecond : null,
+      logEvents: rebuild?.log.events ?? null,
+      whole: rebuild?.whole.logEventsPerSecond ?? null,
+      readModels: rebuild?.readModels.logEventsPerSecond ?? null,
+      searchIndex: rebuild?.projections.find((p) => p.projection === 'search-index')?.logEventsPerSecond ?? null,
+      met: rebuild ? rebuild.whole.logEventsPerSecond >= SPEED_TARGETS.rebuildEventsPerSecond : null,
     },
   };
 }
@@ -85,8 +86,10 @@ export function speedMarkdown(report: SpeedReport): string {
         [t.ingest.target, `${n1(t.ingest.measured)} memories/s`, t.ingest.met === null ? 'not measured' : t.ingest.met ? 'met' : `missed: ${(SPEED_TARGETS.ingestMemoriesPerSecond / t.ingest.measured!).toFixed(2)}× too slow, ${Math.round(100 - (100 * t.ingest.measured!) / SPEED_TARGETS.ingestMemoriesPerSecond)}% short`],
         [
           t.rebuild.target,
-          `read models overall ${t.rebuild.readModelsOverall ?? '—'} events/s (slowest: ${t.rebuild.slowestReadModel ?? '—'}); search index ${t.rebuild.searchIndex ?? '—'} events/s`,
-          t.rebuild.met === null ? 'not measured' : t.rebuild.met ? 'met (read models)' : `missed: ${(SPEED_TARGETS.rebuildEventsPerSecond / t.rebuild.readModelsOverall!).toFixed(1)}× too slow`,
+          t.rebuild.whole === null
+            ? '—'
+            : `whole rebuild ${t.rebuild.whole} log events/s (${t.rebuild.logEvents} events, each counted once); read models alone ${t.rebuild.readModels} log events/s, search index alone ${t.rebuild.searchIndex ?? '—'}`,
+          t.rebuild.met === null ? 'not measured' : t.rebuild.met ? 'met (whole rebuild)' : `missed: ${(SPEED_TARGETS.rebuildEventsPerSecond / t.rebuild.whole!).toFixed(1)}× too slow`,
         ],
       ],
     ),
@@ -173,17 +176,22 @@ export function speedMarkdown(report: SpeedReport): string {
     }
     if (run.queryCpu) out.push(`CPU during the query phase (${run.queryCpu.wallS} s, service + floors): JS thread ${run.queryCpu.jsThreadS} s, other threads ${run.queryCpu.otherThreadsS} s, Postgres ${run.queryCpu.postgresS} s.`, '');
     if (run.rebuild) {
+      const r = run.rebuild;
       out.push('### Projection rebuild (`crs projections rebuild all`, against the running service)', '');
       out.push(
+        `The log up to position ${r.log.position} holds ${r.log.events} events. Each projection replays it in turn and handles only its own event types, ` +
+          'so one log event is handled by several projections: a projection\'s handled events/s is its own rate, and the log events/s rows count each log event once.',
+        '',
         table(
-          ['projection', 'events', 'ms', 'events/s'],
+          ['projection', 'handled events', 'ms', 'handled events/s', 'log events/s (this pass)'],
           [
-            ...run.rebuild.projections.map((p) => [p.projection + (p.indexes !== undefined ? ` (${p.indexes} indexes)` : ''), p.events, p.ms, p.eventsPerSecond]),
-            ['read models together', run.rebuild.readModels.events, run.rebuild.readModels.ms, run.rebuild.readModels.eventsPerSecond],
+            ...r.projections.map((p) => [p.projection + (p.indexes !== undefined ? ` (${p.indexes} indexes)` : ''), p.events, p.ms, p.eventsPerSecond, p.logEventsPerSecond]),
+            ['**whole rebuild** (every projection in turn)', '', r.whole.ms, '', `**${r.whole.logEventsPerSecond}**`],
+            ['read models alone (without the search index)', '', r.readModels.ms, '', r.readModels.logEventsPerSecond],
           ],
         ),
         '',
-        `CLI process wall time ${(run.rebuild.wallMs / 1000).toFixed(1)} s (start-up included).${run.rebuild.cpu ? ` Service Postgres CPU during it: ${run.rebuild.cpu.postgresS} s.` : ''}`,
+        `CLI process wall time ${(r.wallMs / 1000).toFixed(1)} s (start-up included).${r.cpu ? ` Service Postgres CPU during it: ${r.cpu.postgresS} s.` : ''}`,
         '',
       );
     }

@@ -284,7 +284,10 @@ export async function runSpeed(service: ServiceHandle, opts: SpeedOptions): Prom
   const cpuR0 = cpu();
   const rebuild = await phase('rebuild', () => opts.rebuild(service));
   const cpuR1 = cpu();
-  opts.progress.log(`rebuild: ${rebuild.projections.map((p) => `${p.projection} ${p.events} events ${p.eventsPerSecond}/s`).join(', ')}`);
+  opts.progress.log(
+    `rebuild: ${rebuild.log.events} log events, whole rebuild ${rebuild.whole.logEventsPerSecond} log events/s; ` +
+      rebuild.projections.map((p) => `${p.projection} ${p.events} handled ${p.eventsPerSecond}/s`).join(', '),
+  );
 
   return {
     size: opts.size,

@@ -1,7 +1,8 @@
 import { createProgress } from '../../bench/lib/progress';
 import { runEnvironment } from '../../bench/lib/env';
 import type { ServiceHandle } from '../../bench/lib/service';
-import { summariseRebuild } from '../../bench/speed/rebuild';
+import { logEventCount } from '../../bench/speed/pg-stats';
+import { rebuiltPosition, summariseRebuild } from '../../bench/speed/rebuild';
 import { speedMarkdown, speedTargets } from '../../bench/speed/report';
 import { runSpeed } from '../../bench/speed/run-speed';
 import { runCli } from '../../apps/cli/src/cli';
@@ -35,7 +36,8 @@ describe('speed benchmark harness (smoke)', () => {
         const lines: string[] = [];
         const started = Date.now();
         const code = await runCli(['projections', 'rebuild', 'all'], { out: (l) => lines.push(l), err: (l) => lines.push(l), env: { DATABASE_URL: s.databaseUrl(), DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' }, progress: false });
-        return summariseRebuild('crs projections rebuild all (in-process)', Date.now() - started, lines, code);
+        const wallMs = Date.now() - started;
+        return summariseRebuild('crs projections rebuild all (in-process)', wallMs, lines, code, await logEventCount(s.databaseUrl(), rebuiltPosition(lines)));
       },
     });
 
@@ -74,7 +76,17 @@ describe('speed benchmark harness (smoke)', () => {
     const rebuilt = run.rebuild!.projections.map((p) => p.projection);
     expect(rebuilt).toEqual(expect.arrayContaining(['items', 'search-index']));
     expect(run.rebuild!.projections.find((p) => p.projection === 'items')!.events).toBeGreaterThan(0);
-    expect(run.rebuild!.readModels.eventsPerSecond).toBeGreaterThan(0);
+    // The whole rebuild counts each log event once: fewer than the projections' handled events added up, and
+    // no more than every event up to the rebuilt position.
+    const rebuild = run.rebuild!;
+    const handled = rebuild.projections.reduce((a, p) => a + p.events, 0);
+    expect(rebuild.log.events).toBeGreaterThan(0);
+    expect(rebuild.log.events).toBeLessThan(handled);
+    expect(rebuild.log.events).toBeLessThanOrEqual(rebuild.log.position);
+    expect(rebuild.log.events).toBeGreaterThanOrEqual(Math.max(...rebuild.projections.map((p) => p.events)));
+    expect(rebuild.whole.ms).toBe(rebuild.projections.reduce((a, p) => a + p.ms, 0));
+    expect(rebuild.whole.logEventsPerSecond).toBe(Math.round((rebuild.log.events / Math.max(1, rebuild.whole.ms)) * 1000));
+    expect(rebuild.readModels.logEventsPerSecond).toBeGreaterThanOrEqual(rebuild.whole.logEventsPerSecond);
 
     const report = { kind: 'speed' as const, environment: runEnvironment(), configuration: { smoke: true }, sizes: [{ run }], targets: speedTargets([{ run }]), finishedAt: '' };
     const md = speedMarkdown(report);
@@ -82,6 +94,8 @@ describe('speed benchmark harness (smoke)', () => {
     expect(md).toContain('floor: Fastify fixed JSON');
     expect(md).toContain('floor: engine via Fastify');
     expect(md).toContain('### Projection rebuild');
+    expect(md).toContain(`| **whole rebuild** (every projection in turn) |  | ${rebuild.whole.ms} |  | **${rebuild.whole.logEventsPerSecond}** |`);
+    expect(md).toContain(`whole rebuild ${rebuild.whole.logEventsPerSecond} log events/s (${rebuild.log.events} events, each counted once)`);
     expect(md).toMatch(/- fast all \+acl \+metadata: .*engine\.keyword\.memory \d/);
   });
 });

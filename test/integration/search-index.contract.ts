@@ -8,8 +8,8 @@ import {
 import { seededRandom } from '../../bench/lib/prng';
 
 /**
- * The SearchIndex contract, written once and run against every adapter
- * (search-index.lancedb.int.ts, search-index.elasticsearch.int.ts).
+ * The SearchIndex contract, written once for every adapter: LanceDB (search-index.lancedb.int.ts, every `npm test`)
+ * and Elasticsearch (search-index.elasticsearch.int.ts, when ELASTICSEARCH_URL names a server).
  */
 export interface SearchIndexFixture {
   index: SearchIndex;

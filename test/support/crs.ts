@@ -10,6 +10,7 @@ export async function crs(t: TestApp, ...args: string[]) {
 export async function crsWith(t: TestApp, env: Record<string, string>, ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir, ...env }, progress: false });
+  const adapters = { ...(t.config.eventstoreUrl ? { EVENTSTORE_URL: t.config.eventstoreUrl } : {}), ...(t.config.elasticsearchUrl ? { ELASTICSEARCH_URL: t.config.elasticsearchUrl } : {}) };
+  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir, ...adapters, ...env }, progress: false });
   return { code, out, err };
 }

@@ -16,11 +16,22 @@ export interface TestApp extends CreatedApp {
   createDatabase(name: string, extra?: Record<string, unknown>): Promise<void>;
 }
 
+/**
+ * The production adapters' servers when this run names them (`npm run test:production-adapters` sets both):
+ * the e2e suite then runs on EventStoreDB and Elasticsearch instead of the embedded defaults.
+ */
+export function productionAdapterEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ['EVENTSTORE_URL', 'ELASTICSEARCH_URL']) if (process.env[key]) env[key] = process.env[key]!;
+  return env;
+}
+
 /** A full app (API + in-process worker) on a fresh Postgres database and data directory. */
 export async function startTestApp(label: string, overrides: Partial<AppConfig> = {}): Promise<TestApp> {
   const databaseUrl = await createTestDatabase(label);
   const dataDir = mkdtempSync(join(tmpdir(), `crs-${label}-`));
-  const config: AppConfig = { ...configFromEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY }, databaseUrl), ...overrides };
+  const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, ...productionAdapterEnv() };
+  const config: AppConfig = { ...configFromEnv(env, databaseUrl), ...overrides };
   const created = await createApp(config);
   const request: TestApp['request'] = async (method, url, opts = {}) => {
     const headers: Record<string, string> = { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'api-version': '2', ...(opts.headers ?? {}) };

@@ -1,6 +1,8 @@
 /**
- * The event log port. Two adapters: Postgres (embedded default) and EventStoreDB (production).
- * Both pass one contract suite (test/integration/event-store.contract.ts).
+ * The event log port. Two adapters: Postgres (embedded default) and EventStoreDB / KurrentDB (production).
+ * One contract suite is written for both (test/integration/event-store.contract.ts). The Postgres adapter passes it
+ * in every `npm test`; the EventStoreDB adapter's run needs a server (`npm run test:production-adapters`) and is
+ * recorded in docs/spec-coverage.md, which says whether it has been made.
  */
 
 /** Who did what, when, in which scope. Every event carries it. */
@@ -72,10 +74,10 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
 export interface EventStore {
   append(stream: string, events: NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
   /**
-   * Appends to several streams, each with its own expected revision and the same idempotency as `append`.
-   * Results are in request order. Postgres: atomic, all or nothing, one round trip. EventStoreDB has no
-   * multi-stream transaction: the requests are appended one by one, and a failure leaves the earlier ones
-   * appended (callers decide again on fresh state, which makes the retry of an appended one a no-op).
+   * Appends to several streams, each with its own expected revision and the same idempotency as `append`, all or
+   * nothing: a conflict on any request writes none of them. Results are in request order; a stream named again
+   * builds on its earlier requests. Postgres: one transaction, one round trip. EventStoreDB: one server
+   * transaction (KurrentDB's multi-stream append; an older server refuses, see the adapter).
    * A conflict throws WrongExpectedRevisionError for the first stream that conflicts.
    */
   appendMany(requests: AppendRequest[]): Promise<AppendResult[]>;

@@ -2,24 +2,24 @@ import {
   ANY,
   BACKWARDS,
   END,
-  EventStoreDBClient,
   FORWARDS,
-  NO_STREAM,
+  KurrentDBClient,
   START,
-  STREAM_EXISTS,
+  STREAM_STATE,
+  AppendConsistencyViolationError,
   StreamDeletedError,
   StreamNotFoundError,
+  UnsupportedError,
   WrongExpectedVersionError,
   excludeSystemEvents,
   jsonEvent,
   type AllStreamSubscription,
-  type AppendExpectedRevision,
+  type AppendStreamState,
   type JSONType,
   type Position,
   type ReadPosition,
-  type RecordedEvent as EsdbRecordedEvent,
-  type StreamingRead,
-} from '@eventstore/db-client';
+  type RecordedEvent as KurrentRecordedEvent,
+} from '@kurrent/kurrentdb-client';
 import {
   WrongExpectedRevisionError,
   type AppendRequest,
@@ -42,27 +42,33 @@ export interface EventStoreDbEventStoreOptions {
 const PAGE = 500;
 
 /**
- * EventStoreDB event log (production). Global position = the event's `$all` commit position as a
- * JS number (exact below 2^53 bytes of log); `after` is exclusive everywhere.
+ * EventStoreDB / KurrentDB event log (production), through the KurrentDB client. Global position = the event's
+ * `$all` commit position as a JS number (exact below 2^53 bytes of log); `after` is exclusive everywhere.
+ *
+ * `appendMany` is one server transaction (KurrentDB's multi-stream append, 25.1+, or its records append with
+ * consistency checks, 26.1+; see `appendMany`): all requests are written or none is. An older server refuses it with
+ * an error; it is never emulated by appending one stream after another, which would leave the earlier streams
+ * written when a later one conflicts.
  *
  * Deletion is a soft delete (`deleteStream`, not `tombstoneStream`): reads of the stream see no
  * stream at once and the stream can be re-created later (its revisions then continue after the old
  * last one). The server keeps the old events in `$all` until a scavenge removes them, so this adapter
  * hides them itself: an event is shown only when its revision is at or above the stream's truncate-
- * before (`$tb`) marker, which a soft delete sets. Content is physically gone after the next scavenge.
+ * before (`$tb`) marker, which a soft delete sets. The bytes leave the server's disk only when a scavenge rewrites
+ * their chunk, once that chunk is complete (docs/production-adapters.md, "Deletion and scavenging").
  */
 export class EventStoreDbEventStore implements EventStore {
-  private readonly client: EventStoreDBClient;
+  private readonly client: KurrentDBClient;
   private readonly ownsClient: boolean;
   private readonly subscriptions = new Set<EventStoreDbSubscription>();
 
-  /** A connection string (`esdb://host:2113?tls=false`) makes a client this store owns; a client passed in stays the caller's. */
+  /** A connection string (`kurrentdb://host:2113?tls=false`) makes a client this store owns; a client passed in stays the caller's. */
   constructor(
-    clientOrConnectionString: EventStoreDBClient | string,
+    clientOrConnectionString: KurrentDBClient | string,
     private readonly options: EventStoreDbEventStoreOptions = {},
   ) {
     if (typeof clientOrConnectionString === 'string') {
-      this.client = EventStoreDBClient.connectionString(clientOrConnectionString);
+      this.client = KurrentDBClient.connectionString(clientOrConnectionString);
       this.ownsClient = true;
     } else {
       this.client = clientOrConnectionString;
@@ -76,15 +82,8 @@ export class EventStoreDbEventStore implements EventStore {
     try {
       const result = await this.client.appendToStream(
         stream,
-        events.map((e) =>
-          jsonEvent({
-            id: e.metadata.eventId,
-            type: e.type,
-            data: (e.data ?? null) as JSONType,
-            metadata: e.metadata as unknown as JSONType,
-          }),
-        ),
-        { expectedRevision: toEsdbExpected(expected) },
+        events.map((e) => toEventData(e)),
+        { streamState: toStreamState(expected) },
       );
       if (!result.success) {
         // Connection string set `throwOnAppendFailure=false`: the conflict comes back as a value.
@@ -96,7 +95,7 @@ export class EventStoreDbEventStore implements EventStore {
       return { nextRevision, position };
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) {
-        return this.onConflict(stream, events, expected, typeof err.actualVersion === 'bigint' ? Number(err.actualVersion) : undefined);
+        return this.onConflict(stream, events, expected, typeof err.actualState === 'bigint' ? Number(err.actualState) : undefined);
       }
       throw err;
     }
@@ -116,11 +115,114 @@ export class EventStoreDbEventStore implements EventStore {
     throw new WrongExpectedRevisionError(stream, expected, actual ?? 'no_stream');
   }
 
-  /** No multi-stream transaction on EventStoreDB: one append after the other (see the port). */
+  /**
+   * One server transaction for the whole batch: every request is written, or none is.
+   * - Each stream named once, each request with events (what `handleMany` sends): the multi-stream append
+   *   (KurrentDB 25.1+), each request with its own expectation, checked by the server inside the write.
+   * - A stream named more than once, or a request with no events (a check only): the records append with
+   *   consistency checks (KurrentDB 26.1+), which keeps the records in request order and checks expectations
+   *   inside the write. A stream's later parts are checked here against the revision its earlier parts leave (a
+   *   stale one throws and writes nothing); where that revision depends on the stream's current one, it is read
+   *   and the server's check pinned to it, so a concurrent writer in between fails the write.
+   * - A conflict may be the retry of an earlier append: requests whose events are already in their stream answer
+   *   as they did then and the rest are written again (the same idempotency as `append`).
+   * An older server refuses with an error naming the version it needs; the requests are never appended one by
+   * one. Each result's position is read back per stream (the server answers with the transaction's position).
+   * Metadata must hold strings only: the server keeps it as string properties (our metadata does).
+   */
   async appendMany(requests: AppendRequest[]): Promise<AppendResult[]> {
-    const results: AppendResult[] = [];
-    for (const r of requests) results.push(await this.append(r.stream, r.events, { expectedRevision: r.expectedRevision }));
+    const results: AppendResult[] = new Array(requests.length);
+    let pending = requests.map((r, index) => ({ stream: r.stream, events: r.events, expected: r.expectedRevision ?? 'any', index }));
+    for (let attempt = 0; pending.length; attempt++) {
+      try {
+        await this.writeBatch(pending, results);
+        break;
+      } catch (err) {
+        if (!(err instanceof WrongExpectedRevisionError) || attempt >= 3) throw err;
+        const earlier = await Promise.all(pending.map((r) => (r.events.length ? this.findAppended(r.stream, r.events.map((e) => e.metadata.eventId)) : undefined)));
+        const rest = pending.filter((r, k) => {
+          if (earlier[k]) results[r.index] = earlier[k];
+          return !earlier[k];
+        });
+        if (rest.length === pending.length) throw err;
+        pending = rest;
+      }
+    }
     return results;
+  }
+
+  private async writeBatch(parts: BatchPart[], results: AppendResult[]): Promise<void> {
+    const oncePerStream = new Set(parts.map((p) => p.stream)).size === parts.length && parts.every((p) => p.events.length);
+    const revisions = oncePerStream ? await this.multiStreamAppend(parts) : await this.appendRecords(parts);
+    const positions = await Promise.all(parts.map((p, k) => (revisions[k] < 0 ? 0 : this.positionOf(p.stream, revisions[k]))));
+    parts.forEach((p, k) => (results[p.index] = { nextRevision: revisions[k], position: positions[k] }));
+  }
+
+  /** Each stream once, with events: the server's multi-stream append. Returns each part's revision after it. */
+  private async multiStreamAppend(parts: BatchPart[]): Promise<number[]> {
+    const requests = parts.map((p) => ({ streamName: p.stream, expectedState: toStreamState(p.expected), events: p.events.map((e) => toEventData(e, true)) }));
+    const answer = await this.client.multiStreamAppend(requests).catch((err: unknown) => {
+      throw asPortError(err);
+    });
+    const written = new Map(answer.responses.map((r) => [r.streamName, Number(r.revision)]));
+    return parts.map((p) => {
+      const revision = written.get(p.stream);
+      if (revision === undefined) throw new Error(`EventStoreDB: the multi-stream append did not answer for ${p.stream}`);
+      return revision;
+    });
+  }
+
+  /** Records in request order with one consistency check per stream. Returns each part's revision after it. */
+  private async appendRecords(parts: BatchPart[]): Promise<number[]> {
+    const byStream = new Map<string, BatchPart[]>();
+    for (const part of parts) byStream.set(part.stream, [...(byStream.get(part.stream) ?? []), part]);
+    const checks: Array<{ type: typeof STREAM_STATE; streamName: string; expectedState: AppendStreamState }> = [];
+    // Each part's revision after it, counted from the revision before the stream's first part when that is known.
+    const base = new Map<string, number>();
+    for (const [stream, group] of byStream) {
+      let first = group[0].expected;
+      let before = typeof first === 'number' ? first : first === 'no_stream' ? -1 : undefined;
+      if (before === undefined && (group.length > 1 || !group[0].events.length)) {
+        const current = await this.currentRevision(stream);
+        if (!satisfies(first, current)) throw new WrongExpectedRevisionError(stream, first, current < 0 ? 'no_stream' : current);
+        first = current < 0 ? 'no_stream' : current;
+        before = current;
+      }
+      if (first !== 'any') checks.push({ type: STREAM_STATE, streamName: stream, expectedState: toStreamState(first) });
+      if (before === undefined) continue;
+      base.set(stream, before);
+      let revision = before;
+      for (const part of group) {
+        if (!satisfies(part.expected, revision)) {
+          // Stale against the parts before it; name the first part instead when the stream itself has moved on.
+          const current = await this.currentRevision(stream);
+          if (!satisfies(group[0].expected, current)) throw new WrongExpectedRevisionError(stream, group[0].expected, current < 0 ? 'no_stream' : current);
+          throw new WrongExpectedRevisionError(stream, part.expected, revision < 0 ? 'no_stream' : revision);
+        }
+        revision += part.events.length;
+      }
+    }
+    const records = parts.flatMap((p) => p.events.map((e) => ({ streamName: p.stream, record: toEventData(e, true) })));
+    const answer = await this.client.appendRecords(records, checks).catch((err: unknown) => {
+      throw asPortError(err);
+    });
+    const written = new Map(answer.responses.map((r) => [r.streamName, Number(r.revision)]));
+    const seen = new Map<string, number>();
+    return parts.map((p) => {
+      const start = base.get(p.stream);
+      const total = byStream.get(p.stream)!.reduce((n, q) => n + q.events.length, 0);
+      const last = written.get(p.stream) ?? start;
+      if (last === undefined) throw new Error(`EventStoreDB: the records append did not answer for ${p.stream}`);
+      const upTo = (seen.get(p.stream) ?? 0) + p.events.length;
+      seen.set(p.stream, upTo);
+      return last - total + upTo;
+    });
+  }
+
+  /** The stream's last revision, -1 when it has none (or was deleted). */
+  private async currentRevision(stream: string): Promise<number> {
+    const [last] = await this.readStream(stream, { direction: 'backwards', maxCount: 1 });
+    return last ? last.revision : -1;
   }
 
   async readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>> {
@@ -139,7 +241,7 @@ export class EventStoreDbEventStore implements EventStore {
         fromRevision: options.fromRevision !== undefined ? BigInt(options.fromRevision) : backwards ? END : START,
         ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
       });
-      for await (const resolved of drain(read)) {
+      for await (const resolved of read) {
         if (resolved.event) out.push(toRecordedEvent(resolved.event, resolved.commitPosition));
       }
     } catch (err) {
@@ -194,7 +296,7 @@ export class EventStoreDbEventStore implements EventStore {
    * Whether an `$all` event is still part of the log: user events only, and not below its
    * stream's truncate-before marker. `cache` maps stream → [$tb, read at ms].
    */
-  async isVisible(event: EsdbRecordedEvent, cache: Map<string, [number, number]>, maxAgeMs = Number.POSITIVE_INFINITY): Promise<boolean> {
+  async isVisible(event: KurrentRecordedEvent, cache: Map<string, [number, number]>, maxAgeMs = Number.POSITIVE_INFINITY): Promise<boolean> {
     if (isSystem(event)) return false;
     const now = Date.now();
     let entry = cache.get(event.streamId);
@@ -219,7 +321,7 @@ export class EventStoreDbEventStore implements EventStore {
       let seen = 0;
       let last: Position | undefined;
       const read = this.client.readAll({ fromPosition: cursor, direction: forwards ? FORWARDS : BACKWARDS, maxCount: PAGE });
-      for await (const resolved of drain(read)) {
+      for await (const resolved of read) {
         seen++;
         const event = resolved.event;
         if (!event) continue;
@@ -285,10 +387,10 @@ export class EventStoreDbEventStore implements EventStore {
     return result;
   }
 
-  private async readStreamRaw(stream: string): Promise<EsdbRecordedEvent[]> {
-    const out: EsdbRecordedEvent[] = [];
+  private async readStreamRaw(stream: string): Promise<KurrentRecordedEvent[]> {
+    const out: KurrentRecordedEvent[] = [];
     try {
-      for await (const resolved of drain(this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END }))) {
+      for await (const resolved of this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END })) {
         if (resolved.event) out.push(resolved.event);
       }
     } catch (err) {
@@ -308,7 +410,7 @@ class EventStoreDbSubscription implements Subscription {
 
   constructor(
     private readonly store: EventStoreDbEventStore,
-    private readonly client: EventStoreDBClient,
+    private readonly client: KurrentDBClient,
     private readonly after: number,
     private readonly deletionCacheMs: number,
     private readonly onClose: (s: EventStoreDbSubscription) => void,
@@ -359,38 +461,72 @@ class EventStoreDbSubscription implements Subscription {
   }
 }
 
-/** Iterates a server read and cancels the underlying call if the consumer stops early. */
-async function* drain<E>(read: StreamingRead<E>): AsyncGenerator<E> {
-  let finished = false;
-  try {
-    for await (const item of read) yield item;
-    finished = true;
-  } finally {
-    if (!finished) await read.cancel().catch(() => undefined);
-  }
+interface BatchPart {
+  stream: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+  /** Its request's place in `appendMany`'s arguments. */
+  index: number;
 }
 
-function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevision {
-  switch (expected) {
-    case 'any':
-      return ANY;
-    case 'no_stream':
-      return NO_STREAM;
-    case 'stream_exists':
-      return STREAM_EXISTS;
-    default:
-      return BigInt(expected);
+/** The client's conflict errors as the port's, and an old server's refusal as an error saying what it lacks. */
+function asPortError(err: unknown): unknown {
+  const revision = (state: unknown): number | 'no_stream' => (typeof state === 'bigint' && state >= 0n ? Number(state) : 'no_stream');
+  if (err instanceof WrongExpectedVersionError) return new WrongExpectedRevisionError(err.streamName, fromStreamState(err.expectedState), revision(err.actualState));
+  if (err instanceof AppendConsistencyViolationError && err.violations.length) {
+    const [v] = err.violations;
+    return new WrongExpectedRevisionError(v.streamName, fromStreamState(v.expectedState), revision(v.actualState));
   }
+  if (err instanceof UnsupportedError) {
+    return new Error(
+      `EventStoreDB: this appendMany needs the server's ${err.feature} (KurrentDB ${err.minimumVersion} or later), which this server does not offer; ` +
+        'upgrade the server (appending one stream after another would leave earlier streams written when a later one conflicts)',
+      { cause: err },
+    );
+  }
+  return err;
 }
 
-function isSystem(event: EsdbRecordedEvent): boolean {
+/** The port's expectations are the client's stream states, revisions as bigint. */
+function toStreamState(expected: ExpectedRevision): AppendStreamState {
+  return typeof expected === 'number' ? BigInt(expected) : expected;
+}
+
+function fromStreamState(state: AppendStreamState): ExpectedRevision {
+  return typeof state === 'bigint' ? Number(state) : state;
+}
+
+/** Whether a stream at `revision` (-1: no stream) meets the expectation. */
+function satisfies(expected: ExpectedRevision, revision: number): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return revision < 0;
+  if (expected === 'stream_exists') return revision >= 0;
+  return revision === expected;
+}
+
+/**
+ * The event as the client sends it, its id the event id (the server's idempotency key). The multi-stream append
+ * keeps metadata as string properties: a value of another type is refused here, naming it, and an absent one left out.
+ */
+function toEventData(e: NewEvent, stringMetadata = false) {
+  let metadata = e.metadata as unknown as Record<string, unknown>;
+  if (stringMetadata) {
+    metadata = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v !== undefined));
+    for (const [key, value] of Object.entries(metadata)) {
+      if (typeof value !== 'string') throw new TypeError(`EventStoreDB multi-stream append: metadata.${key} of ${e.type} is a ${typeof value}, not a string`);
+    }
+  }
+  return jsonEvent({ id: e.metadata.eventId, type: e.type, data: (e.data ?? null) as JSONType, metadata: metadata as JSONType });
+}
+
+function isSystem(event: KurrentRecordedEvent): boolean {
   return event.streamId.startsWith('$') || event.type.startsWith('$');
 }
 
 /** Commit positions at or above 2^63 are the server's "unknown" marker (e.g. events written in old explicit transactions). */
 const UNKNOWN_POSITION = 1n << 63n;
 
-function toRecordedEvent(event: EsdbRecordedEvent, commitPosition: bigint | undefined): RecordedEvent {
+function toRecordedEvent(event: KurrentRecordedEvent, commitPosition: bigint | undefined): RecordedEvent {
   const commit = event.position?.commit ?? commitPosition;
   if (commit === undefined || commit >= UNKNOWN_POSITION) {
     throw new Error(`EventStoreDB returned no $all position for ${event.streamId}@${event.revision}; server 22.6 or newer is required`);
@@ -401,6 +537,12 @@ function toRecordedEvent(event: EsdbRecordedEvent, commitPosition: bigint | unde
     position: Number(commit),
     type: event.type,
     data: event.data,
-    metadata: (event.metadata ?? {}) as EventMetadata,
+    metadata: withoutSchemaProperties(event.metadata),
   };
+}
+
+/** Events written by the multi-stream append carry the server's `$schema.*` properties in their metadata; ours start with no `$`. */
+function withoutSchemaProperties(metadata: unknown): EventMetadata {
+  const entries = Object.entries((metadata ?? {}) as Record<string, unknown>).filter(([key]) => !key.startsWith('$schema.'));
+  return Object.fromEntries(entries) as EventMetadata;
 }

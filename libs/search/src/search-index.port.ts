@@ -1,7 +1,9 @@
 /**
  * The search index port: keyword (BM25) and vector candidates over chunks, with filters.
  * Two adapters: LanceDB (embedded default) and Elasticsearch (production).
- * Both pass one contract suite (test/integration/search-index.contract.ts).
+ * One contract suite is written for both (test/integration/search-index.contract.ts). LanceDB passes it in every
+ * `npm test`; the Elasticsearch run needs a server (`npm run test:production-adapters`) and is recorded in
+ * docs/spec-coverage.md, which says whether it has been made.
  *
  * Adapters return candidates with their raw engine score; fusion and ranking live in the domain.
  */
