@@ -63,6 +63,7 @@ describe('npm run test:production-adapters', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, CRS_PRODUCTION_ADAPTERS_REQUIRED: 'true', TEST_DATABASE_URL: process.env.CRS_TEST_PG_URL };
     delete env.EVENTSTORE_URL;
     delete env.ELASTICSEARCH_URL;
+    delete env.CRS_TEST_DATA_ROOT; // the outer run's Postgres directory: not the nested run's to remove
     const run = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), '--runInBand', file], { cwd: root, env, encoding: 'utf8' });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(message);

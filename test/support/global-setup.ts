@@ -17,4 +17,5 @@ export default async function globalSetup(): Promise<void> {
   process.env.CRS_TEST_PG_URL = pg.url;
   process.env.CRS_TEST_DATA_ROOT = dir;
   (globalThis as any).__CRS_PG__ = pg;
+  (globalThis as any).__CRS_PG_DIR__ = dir;
 }
