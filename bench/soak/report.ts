@@ -102,9 +102,9 @@ export function soakMarkdown(r: SoakResult, env: RunEnvironment, command: string
     '',
     `Events in the log by type (${r.postgresEvents.reduce((a, e) => a + e.count, 0)} in all):`,
     '',
-    '| type | count | per memory |',
-    '| --- | --- | --- |',
-    ...r.postgresEvents.map((e) => `| ${e.type} | ${e.count} | ${(e.count / Math.max(1, r.memories.total)).toFixed(2)} |`),
+    '| type | count | per memory | mean row bytes |',
+    '| --- | --- | --- | --- |',
+    ...r.postgresEvents.map((e) => `| ${e.type} | ${e.count} | ${(e.count / Math.max(1, r.memories.total)).toFixed(2)} | ${Math.round(e.rowBytes / Math.max(1, e.count))} |`),
     '',
   ];
   return lines.join('\n');

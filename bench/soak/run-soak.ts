@@ -62,7 +62,8 @@ export interface SoakResult {
   drainS: number;
   disk: StoreDisk[];
   postgresTables: { table: string; bytes: number; rows: number }[];
-  postgresEvents: { type: string; count: number }[];
+  /** events in the log by type, with their row bytes (pg_column_size of the whole row, before indexes and page overhead) */
+  postgresEvents: { type: string; count: number; rowBytes: number }[];
   searchIndex: { versions: number; dataFiles: number; indexDirs: number };
 }
 
@@ -191,7 +192,9 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 2 DESC LIMIT 15`,
     );
-    const events = await pg.query<{ type: string; count: string }>(`SELECT type, count(*) AS count FROM events GROUP BY type ORDER BY 2 DESC`).catch(() => ({ rows: [] }));
+    const events = await pg
+      .query<{ type: string; count: string; bytes: string }>(`SELECT type, count(*) AS count, sum(pg_column_size(e.*)) AS bytes FROM events e GROUP BY type ORDER BY 2 DESC`)
+      .catch(() => ({ rows: [] as { type: string; count: string; bytes: string }[] }));
     const disk = storeDisk(service.dataDir);
     return {
       options: { clients: opts.clients, durationS: opts.durationS, seedMemories: opts.seedMemories, mix: opts.mix, memoriesPerIngest: opts.memoriesPerIngest, sampleS: opts.sampleS, settleS: opts.settleS, seed: opts.seed },
@@ -201,7 +204,7 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
       drainS,
       disk,
       postgresTables: tables.rows.map((r) => ({ table: r.table, bytes: Number(r.bytes), rows: Number(r.rows) })),
-      postgresEvents: events.rows.map((r) => ({ type: r.type, count: Number(r.count) })),
+      postgresEvents: events.rows.map((r) => ({ type: r.type, count: Number(r.count), rowBytes: Number(r.bytes) })),
       searchIndex: lanceLayout(join(service.dataDir, 'lancedb')),
     };
   } finally {
