@@ -60,6 +60,8 @@ export interface SoakResult {
   totals: { requests: number; errors: number; firstErrors: string[]; latencyMs: ReturnType<typeof latencySummary> };
   memories: { seeded: number; ingested: number; total: number; meanChars: number };
   drainS: number;
+  /** where the service's /query time went over the whole run: mean ms per call of each step (/metrics crs_query_step_*) */
+  querySteps: { step: string; calls: number; meanMs: number }[];
   disk: StoreDisk[];
   postgresTables: { table: string; bytes: number; rows: number }[];
   /** events in the log by type, with their row bytes (pg_column_size of the whole row, before indexes and page overhead) */
@@ -176,6 +178,11 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
   await Promise.all([...Array.from({ length: opts.clients }, worker), sampler]);
   await sample(windows);
   loadBar.stop();
+  const steps = await client.querySteps().catch(() => ({}) as Record<string, { seconds: number; items: number }>);
+  const querySteps = Object.entries(steps)
+    .filter(([, s]) => s.items > 0)
+    .map(([step, s]) => ({ step, calls: s.items, meanMs: round((1000 * s.seconds) / s.items, 2) }))
+    .sort((a, b) => b.meanMs * b.calls - a.meanMs * a.calls);
 
   const drainStarted = Date.now();
   const drainBar = progress.bar('ingested memories completed', ingested.length);
@@ -202,6 +209,7 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
       totals: { requests: all.length, errors, firstErrors, latencyMs: latencySummary(all) },
       memories: { seeded: opts.seedMemories, ingested: ingested.length, total: opts.seedMemories + ingested.length, meanChars: round(chars / Math.max(1, nextId), 1) },
       drainS,
+      querySteps,
       disk,
       postgresTables: tables.rows.map((r) => ({ table: r.table, bytes: Number(r.bytes), rows: Number(r.rows) })),
       postgresEvents: events.rows.map((r) => ({ type: r.type, count: Number(r.count), rowBytes: Number(r.bytes) })),
