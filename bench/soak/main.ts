@@ -65,7 +65,8 @@ async function main(): Promise<void> {
       serviceRss: () => processRss(service.pid!),
     });
     progress.stop();
-    const command = `npm run bench:soak -- ${process.argv.slice(2).join(' ')}`.trim();
+    const args = process.argv.slice(2);
+    const command = args.length ? `npm run bench:soak -- ${args.join(' ')}` : 'npm run bench:soak';
     mkdirSync(outDir, { recursive: true });
     const report = { kind: 'soak', environment, serviceEnv: env, result, targets: soakTargets(result), finishedAt: new Date().toISOString() };
     writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
