@@ -139,7 +139,7 @@ export function speedMarkdown(report: SpeedReport): string {
         '',
       );
     }
-    if (run.lanceCommitsAfterIngest) out.push(`LanceDB table versions after ingest (one per commit, kept an hour): ${Object.entries(run.lanceCommitsAfterIngest).map(([t, n]) => `${t.replace(/_[0-9a-f]{32}_/, '_<db>_')} ${n}`).join(', ')}.`, '');
+    if (run.lanceCommitsAfterIngest) out.push(`LanceDB table versions after ingest (one per commit; superseded ones are removed SEARCH_VERSION_RETENTION_SECONDS after, at the next optimize): ${Object.entries(run.lanceCommitsAfterIngest).map(([t, n]) => `${t.replace(/_[0-9a-f]{32}_/, '_<db>_')} ${n}`).join(', ')}.`, '');
     if (run.scenarios.length) out.push('### Query latency (ms; autocannon, 127.0.0.1)', '');
     const rows: (string | number)[][] = [];
     for (const [c, r] of Object.entries(run.fixedJson)) rows.push(loadRow('floor: Fastify fixed JSON', c, r));
