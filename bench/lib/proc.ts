@@ -42,10 +42,8 @@ export function supported(): boolean {
   }
 }
 
-/** One sample over the process tree rooted at `pid`. */
-export function sampleCpu(pid: number): CpuSample {
-  const sample: CpuSample = { at: Date.now(), jsThread: 0, otherThreads: 0, postgres: 0, other: 0 };
-  if (!supported()) return sample;
+/** Every process now, by pid, and the children of each (from /proc). */
+export function processTree(): { procs: Map<number, { comm: string; ppid: number; cpu: number; children: number }>; children: Map<number, number[]> } {
   const procs = new Map<number, { comm: string; ppid: number; cpu: number; children: number }>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -54,6 +52,14 @@ export function sampleCpu(pid: number): CpuSample {
   }
   const children = new Map<number, number[]>();
   for (const [p, s] of procs) children.set(s.ppid, [...(children.get(s.ppid) ?? []), p]);
+  return { procs, children };
+}
+
+/** One sample over the process tree rooted at `pid`. */
+export function sampleCpu(pid: number): CpuSample {
+  const sample: CpuSample = { at: Date.now(), jsThread: 0, otherThreads: 0, postgres: 0, other: 0 };
+  if (!supported()) return sample;
+  const { procs, children } = processTree();
   const main = stat(`/proc/${pid}/task/${pid}/stat`);
   const whole = procs.get(pid);
   if (whole && main) {

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { CrsClient, mapPool, sleep, type MemoryInput } from '../lib/client';
 import type { Progress } from '../lib/progress';
 import { pick, seededRandom } from '../lib/prng';
+import { processTree, supported } from '../lib/proc';
 import type { ServiceHandle } from '../lib/service';
 import { latencySummary, percentile, round } from '../lib/stats';
 import { TextGenerator } from '../speed/corpus';
@@ -312,27 +313,13 @@ export function processRss(pid: number): number {
  * once, not once per backend as a plain sum of VmRSS would.
  */
 function postgresRss(rootPid: number | undefined): number {
-  if (rootPid === undefined) return 0;
-  const parents = new Map<number, number[]>();
-  const names = new Map<number, string>();
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = s.lastIndexOf(')');
-      names.set(pid, s.slice(s.indexOf('(') + 1, close));
-      const ppid = Number(s.slice(close + 2).split(' ')[1]);
-      parents.set(ppid, [...(parents.get(ppid) ?? []), pid]);
-    } catch {
-      // exited
-    }
-  }
+  if (rootPid === undefined || !supported()) return 0;
+  const { procs, children } = processTree();
   let bytes = 0;
-  const stack = [...(parents.get(rootPid) ?? [])];
+  const stack = [...(children.get(rootPid) ?? [])];
   while (stack.length) {
     const pid = stack.pop()!;
-    if (names.get(pid)?.startsWith('postgres')) {
+    if (procs.get(pid)?.comm.startsWith('postgres')) {
       try {
         const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
         if (m) bytes += Number(m[1]) * 1024;
@@ -340,7 +327,7 @@ function postgresRss(rootPid: number | undefined): number {
         // exited
       }
     }
-    stack.push(...(parents.get(pid) ?? []));
+    stack.push(...(children.get(pid) ?? []));
   }
   return bytes;
 }
