@@ -196,22 +196,26 @@ describe('databases and collections through HTTP', () => {
     expect((await t.request('GET', '/databases/status?database=body-keep')).status).toBe(200); // ... and the body's database stays
   });
 
-  it('deleting a database removes its blob directory (raw content, chunk lists, graphs) from disk, its recorded queries and the streams of items deleted earlier', async () => {
+  it('deleting a database removes its blobs (raw content, chunk lists, graphs: rows and files) from disk, its recorded queries and the streams of items deleted earlier', async () => {
     await t.createDatabase('blobby');
-    await ingestMemories(t, 'blobby', [{ id: 'b1', text: 'PLATYPUSSECRET the salary of employee 8 is 90008.' }, { id: 'b2', text: 'QUOKKASECRET deleted on its own first.' }]);
-    await waitForStatus(t, 'blobby', ['b1', 'b2']);
+    const long = Array.from({ length: 80 }, (_, i) => `WOMBATSECRET line ${i}, long enough to be stored as a file.`).join('\n');
+    await ingestMemories(t, 'blobby', [{ id: 'b1', text: 'PLATYPUSSECRET the salary of employee 8 is 90008.' }, { id: 'b2', text: 'QUOKKASECRET deleted on its own first.' }, { id: 'b3', text: long }]);
+    await waitForStatus(t, 'blobby', ['b1', 'b2', 'b3']);
     expect((await t.request('POST', '/query', { body: { database: 'blobby', query: 'PLATYPUSSECRET salary' } })).status).toBe(200);
     expect((await t.request('DELETE', '/context', { body: { database: 'blobby', ids: ['b2'] } })).status).toBeLessThan(300);
     await t.infra.runner.waitFor(await t.infra.store.headPosition(), undefined, 10_000);
     const [{ database_id: id }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'b1'`);
     const dir = join(t.config.dataDir, 'blobs', id);
+    const rows = async () => Number((await t.infra.ds.query('SELECT count(*) AS n FROM blob_rows WHERE database_id = $1', [id]))[0].n);
+    expect(await rows()).toBeGreaterThan(0); // small blobs are rows, larger ones files
     expect(readdirSync(dir).length).toBeGreaterThan(0);
     expect((await t.request('DELETE', '/databases?database=blobby')).status).toBe(202);
     await waitForDatabaseDeleted(t, id);
     expect(existsSync(dir)).toBe(false);
+    expect(await rows()).toBe(0);
     const left = (await t.infra.store.readAll()).filter((e) => e.stream.includes(id));
     expect(left.map((e) => `${e.stream} ${e.type}`)).toEqual([]);
-    expect(JSON.stringify(await t.infra.store.readAll())).not.toMatch(/PLATYPUSSECRET|QUOKKASECRET|"b2"/);
+    expect(JSON.stringify(await t.infra.store.readAll())).not.toMatch(/PLATYPUSSECRET|QUOKKASECRET|WOMBATSECRET|"b2"/);
   });
 
   it('deletes through the legacy DELETE /tenants?tenant_id= without a body or content type', async () => {

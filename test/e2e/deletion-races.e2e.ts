@@ -99,17 +99,27 @@ describe('deleting a collection removes its blobs from disk', () => {
   it('removes what only it referenced, keeps what another collection shares, and spares a blob just stored until its grace is over', async () => {
     await t.createDatabase('sweep');
     const shared = 'The same sentence ingested into two collections.';
-    await ingestMemories(t, 'sweep', [{ id: 'own', text: 'A memory only the doomed collection has.' }, { id: 'both', text: shared }, { id: 'renewed', text: 'Bytes about to be ingested elsewhere.' }], { collection: 'doomed' });
+    // Small blobs are rows in Postgres, large ones files (BLOB_ROW_MAX_BYTES): a long memory puts both kinds in play.
+    const long = Array.from({ length: 80 }, (_, i) => `Line ${i} of a long memory only the doomed collection keeps.`).join('\n');
+    await ingestMemories(t, 'sweep', [{ id: 'own', text: 'A memory only the doomed collection has.' }, { id: 'both', text: shared }, { id: 'renewed', text: 'Bytes about to be ingested elsewhere.' }, { id: 'long', text: long }], { collection: 'doomed' });
     await ingestMemories(t, 'sweep', [{ id: 'both', text: shared }], { collection: 'kept' });
-    await waitForStatus(t, 'sweep', ['own', 'both', 'renewed'], ['completed'], 30_000, 'doomed');
+    await waitForStatus(t, 'sweep', ['own', 'both', 'renewed', 'long'], ['completed'], 30_000, 'doomed');
     await waitForStatus(t, 'sweep', ['both'], ['completed'], 30_000, 'kept');
     const db = (await t.infra.directory.find('default', 'sweep'))!;
     const refs = async (collection: string): Promise<string[]> => (await t.infra.ds.query('SELECT DISTINCT sha256 FROM rm_blob_refs WHERE database_id = $1 AND collection = $2', [db.id, collection])).map((r: any) => r.sha256 as string);
-    const onDisk = (sha: string) => existsSync(t.infra.blobs.path(db.id, sha));
+    const stored = new Map<string, boolean>();
+    const storedNow = async (shas: string[]) => {
+      for (const sha of shas) stored.set(sha, await t.infra.blobs.has(db.id, sha));
+    };
+    const onDisk = (sha: string) => stored.get(sha)!;
     const doomed = await refs('doomed');
     const kept = await refs('kept');
     expect(doomed.length).toBeGreaterThanOrEqual(6); // contents, chunk lists, graphs
+    await storedNow([...doomed, ...kept]);
     expect(doomed.every(onDisk) && kept.every(onDisk)).toBe(true);
+    const asFiles = doomed.filter((sha) => existsSync(t.infra.blobs.path(db.id, sha)));
+    expect(asFiles.length).toBeGreaterThanOrEqual(1); // the long memory's content
+    expect(asFiles.length).toBeLessThan(doomed.length);
 
     // Queries asked of the doomed collection alone go with it; one that also asked another collection stays.
     const asked: Record<string, string> = {};
@@ -127,12 +137,17 @@ describe('deleting a collection removes its blobs from disk', () => {
     expect(doomed).toContain(renewed);
     expect((await t.request('DELETE', '/databases/collections?database=sweep&collection=doomed')).status).toBe(202);
     for (let i = 0; i < 400 && (await refs('doomed')).length; i++) await new Promise((r) => setTimeout(r, 25));
+    await storedNow([...doomed, ...kept]);
 
     const onlyDoomed = doomed.filter((sha) => !kept.includes(sha));
     expect(onlyDoomed.filter((sha) => sha !== renewed).filter(onDisk)).toEqual([]);
+    expect(asFiles.filter((sha) => existsSync(t.infra.blobs.path(db.id, sha)))).toEqual([]);
     expect(kept.filter((sha) => !onDisk(sha))).toEqual([]);
     expect(onDisk(renewed)).toBe(true); // spared for now
-    for (let i = 0; i < 200 && onDisk(renewed); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && onDisk(renewed); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      await storedNow([renewed]);
+    }
     expect(onDisk(renewed)).toBe(false); // nobody referenced it once the grace period was over
 
     const recorded = async (label: string) => ({

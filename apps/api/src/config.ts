@@ -29,6 +29,8 @@ export interface AppConfig {
   readinessMaxLag: number;
   /** A collection's deletion spares a blob stored or renewed this recently, and looks at it again this much later. */
   blobSweepGraceMs: number;
+  /** Blobs of at most this many bytes are rows in Postgres, larger ones files under DATA_DIR/blobs (0: every blob a file). */
+  blobRowMaxBytes: number;
   /** The embedder new databases are created with (recorded per database). */
   embedder: EmbedderSpec;
   embeddings: { provider?: 'glove' | 'use' | 'openai'; url?: string; model?: string; apiKey?: string; dimensions?: number };
@@ -85,6 +87,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl: string): AppC
     projectionWaitMs: Number(env.PROJECTION_WAIT_MS ?? 5000),
     readinessMaxLag: Number(env.READINESS_MAX_LAG ?? 1000),
     blobSweepGraceMs: Number(env.BLOB_SWEEP_GRACE_MS ?? 60_000),
+    blobRowMaxBytes: wholeNumber(env, 'BLOB_ROW_MAX_BYTES', 4096),
     embedder: { modelId: '', dimensions: 0 }, // filled in from the configured embedder at start
     caches: {
       searchIndexBytes: mebibytes(env, 'SEARCH_INDEX_CACHE_MB', 256),

@@ -19,6 +19,7 @@ import { feedbackStreams } from './feedback/feedback.repository';
 import { graphProjection, GRAPH_TABLES } from '../../../projections/graph/graph.projection';
 import { createEmbedder, PostgresEmbeddingCache, VectorSpaces, type Embedder } from '../../../libs/embeddings/src';
 import { createSearchIndex } from '../../../libs/search/src';
+import { BlobRows } from '../../../libs/persistence/src/blob-rows';
 import { BlobStore } from '../../../libs/persistence/src/blob-store';
 import { SearchCatalog } from '../../worker/src/search/search-catalog';
 import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
@@ -81,7 +82,9 @@ export class Infrastructure {
       await keys.init();
       const rateLimiter = new RateLimiter(ds);
       await rateLimiter.init();
-      const blobs = new BlobStore(join(config.dataDir, 'blobs'), { cacheBytes: config.caches.blobBytes });
+      const blobRows = new BlobRows(pool);
+      await blobRows.init();
+      const blobs = new BlobStore(join(config.dataDir, 'blobs'), { cacheBytes: config.caches.blobBytes, rows: blobRows, rowMaxBytes: config.blobRowMaxBytes });
       const cache = new PostgresEmbeddingCache(pool);
       await cache.init();
       const embedder = createEmbedder({ ...config.embeddings, cache });

@@ -1,6 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import { createTestDatabase } from '../../../test/support/test-database';
+import { BlobRows } from './blob-rows';
 import { BlobStore, DatabaseBlobsDeletedError } from './blob-store';
 
 const DB = '0b7f3c5e-0000-4000-8000-000000000001';
@@ -78,5 +82,92 @@ describe('BlobStore', () => {
     const sha = await store.put(DB, 'short-lived');
     await store.delete(DB, sha);
     await expect(store.get(DB, sha)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('BlobStore with small blobs as rows', () => {
+  let root: string;
+  let pool: Pool;
+  let rows: BlobRows;
+  beforeAll(async () => {
+    pool = new Pool({ connectionString: await createTestDatabase('blobrows'), max: 4 });
+    rows = new BlobRows(pool);
+    await rows.init();
+  });
+  afterAll(async () => pool.end());
+  beforeEach(() => (root = mkdtempSync(join(tmpdir(), 'blobs-'))));
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+  const db = () => randomUUID();
+
+  it('keeps blobs up to the row size in Postgres and larger ones as files, and reads both back', async () => {
+    const store = new BlobStore(root, { cacheBytes: 0, rows, rowMaxBytes: 64 });
+    const id = db();
+    const small = await store.put(id, 's'.repeat(64));
+    const large = await store.put(id, 'L'.repeat(65));
+    expect(await rows.has(id, small)).toBe(true);
+    expect(existsSync(store.path(id, small))).toBe(false);
+    expect(await rows.has(id, large)).toBe(false);
+    expect(readFileSync(store.path(id, large), 'utf8')).toBe('L'.repeat(65));
+    expect((await store.get(id, small)).toString()).toBe('s'.repeat(64));
+    expect((await store.get(id, large)).toString()).toBe('L'.repeat(65));
+    expect([await store.has(id, small), await store.has(id, large), await store.has(id, BlobStore.hash('never stored'))]).toEqual([true, true, false]);
+    // Written as files before rows were used (rowMaxBytes 0), read the same.
+    const files = new BlobStore(root, { cacheBytes: 0, rows, rowMaxBytes: 0 });
+    const before = await files.put(id, 'an older small file');
+    expect(existsSync(files.path(id, before))).toBe(true);
+    expect((await store.get(id, before)).toString()).toBe('an older small file');
+    await expect(store.get(id, BlobStore.hash('never stored'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('deletes one row, and a database: its rows and directory go, and later writes of it are refused here and in other processes', async () => {
+    const store = new BlobStore(root, { cacheBytes: 0, rows });
+    const id = db();
+    const gone = await store.put(id, 'short-lived');
+    await store.delete(id, gone);
+    expect(await store.has(id, gone)).toBe(false);
+    await store.put(id, 'a row');
+    await store.put(id, 'F'.repeat(5000));
+    expect(await rows.count(id)).toBe(1);
+    const other = db();
+    await store.put(other, 'another database');
+    await store.deleteDatabase(id);
+    expect(await rows.count(id)).toBe(0);
+    expect(existsSync(join(root, id))).toBe(false);
+    expect(await rows.count(other)).toBe(1);
+    await expect(store.put(id, 'a chunk list written too late')).rejects.toBeInstanceOf(DatabaseBlobsDeletedError);
+    // Another process: neither the in-process set nor a directory to make; the rows' deleted record refuses it.
+    await expect(new BlobStore(mkdtempSync(join(tmpdir(), 'blobs-')), { rows }).put(id, 'from elsewhere')).rejects.toBeInstanceOf(DatabaseBlobsDeletedError);
+    expect(await rows.count(id)).toBe(0);
+  });
+
+  it('a deletion waits for an insert already running, and removes its row', async () => {
+    const id = db();
+    const holder = await pool.connect();
+    try {
+      // An insert whose transaction is still open when the deletion starts (a put in flight in another process).
+      await holder.query('BEGIN');
+      await holder.query(`INSERT INTO blob_rows (database_id, sha256, bytes) VALUES ($1, $2, 'x')`, [id, Buffer.alloc(32, 1)]);
+      const deleting = rows.deleteDatabase(id);
+      await new Promise((r) => setTimeout(r, 200));
+      await holder.query('COMMIT');
+      await deleting;
+    } finally {
+      holder.release();
+    }
+    expect(await rows.count(id)).toBe(0);
+  });
+
+  it('a sweep removes a row older than the grace period, spares one stored or renewed within it, and reports what it did', async () => {
+    const store = new BlobStore(root, { cacheBytes: 0, rows });
+    const id = db();
+    const old = await store.put(id, 'old');
+    const renewed = await store.put(id, 'renewed');
+    await pool.query(`UPDATE blob_rows SET touched_at = now() - interval '1 hour' WHERE database_id = $1`, [id]);
+    await store.put(id, 'renewed'); // stored again: its time is renewed
+    expect(await store.sweep(id, old, 60_000)).toBe(true);
+    expect(await store.sweep(id, renewed, 60_000)).toBe(false);
+    expect([await store.has(id, old), await store.has(id, renewed)]).toEqual([false, true]);
+    expect(await rows.sweep(id, old, 60_000)).toBe('absent');
+    expect(await rows.sweep(id, renewed, 0)).toBe('removed');
   });
 });

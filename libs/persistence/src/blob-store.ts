@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { BlobRows } from './blob-rows';
 
 export interface BlobStoreOptions {
   /**
@@ -19,12 +20,21 @@ export interface BlobStoreOptions {
    * page cache blocks the event loop for tens of microseconds.
    */
   syncBelowBytes?: number;
+  /** Where small blobs are stored as rows (BlobRows); without it every blob is a file. */
+  rows?: BlobRows;
+  /**
+   * Blobs of at most this many bytes are written to `rows` (default 4096: a file costs a 4 KiB block whatever its
+   * size); 0 writes every blob as a file. Reads look in `rows` whatever this is.
+   */
+  rowMaxBytes?: number;
 }
 
 /**
- * Content-addressed blobs per database: `<root>/<databaseId>/<sha[0:2]>/<sha256>`. Large payloads (files,
- * memory text, chunk lists) live here and events carry only the hash. A database's directory is removed with it.
- * Production points `root` at a shared volume; the same layout maps onto a bucket.
+ * Content-addressed blobs per database: payloads (files, memory text, chunk lists, graphs) live here and events carry
+ * only the hash. Blobs up to `rowMaxBytes` are rows of a Postgres table (BlobRows), larger ones files under
+ * `<root>/<databaseId>/<sha[0:2]>/<sha256>`; reads look in both, so a blob stored either way is found whatever the
+ * setting is now. A database's rows and directory are removed with it. Production points `root` at a shared volume;
+ * the same layout maps onto a bucket.
  *
  * In one process a blob is typically written by one step and read back by the next (ingest → pipeline,
  * pipeline → search index and graph projection): the in-memory cache answers those reads, so a memory's way
@@ -40,6 +50,8 @@ export class BlobStore {
   private readonly statFromBytes: number;
   private readonly syncBelowBytes: number;
   private temps = 0;
+  private readonly rows?: BlobRows;
+  private readonly rowMaxBytes: number;
 
   constructor(
     private readonly root: string,
@@ -48,6 +60,8 @@ export class BlobStore {
     this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
     this.statFromBytes = options.statFromBytes ?? 64 * 1024;
     this.syncBelowBytes = options.syncBelowBytes ?? 64 * 1024;
+    this.rows = options.rows;
+    this.rowMaxBytes = options.rows ? (options.rowMaxBytes ?? 4096) : 0;
   }
 
   /** Bytes and blobs held by the in-memory cache (reported on /metrics). */
@@ -78,6 +92,15 @@ export class BlobStore {
     const buffer = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
     const sha = BlobStore.hash(buffer);
     const target = this.path(databaseId, sha);
+    if (this.rowMaxBytes > 0 && buffer.length <= this.rowMaxBytes) {
+      // Also renews a stored row's time (what `sweep` spares), so it is written whether cached or not.
+      if (!(await this.rows!.put(databaseId, sha, buffer))) {
+        this.deleted.add(databaseId);
+        throw new DatabaseBlobsDeletedError(databaseId);
+      }
+      this.remember(target, buffer);
+      return sha;
+    }
     // Stored already: its time is renewed, so a collection's deletion that finds no other reference yet (this
     // request's events are not appended) spares it (sweep). A file swept meanwhile is written again.
     if (this.cache.has(target) && renewed(target)) {
@@ -124,20 +147,27 @@ export class BlobStore {
       this.remember(target, hit);
       return hit;
     }
-    const bytes = await readFile(target);
+    const bytes = (await this.rows?.get(databaseId, sha256)) ?? (await readFile(target));
     this.remember(target, bytes);
     return bytes;
   }
 
+  /** Whether the blob is stored (as a row or a file), whatever the in-memory cache holds. */
+  async has(databaseId: string, sha256: string): Promise<boolean> {
+    return (await this.rows?.has(databaseId, sha256)) || existsSync(this.path(databaseId, sha256));
+  }
+
   async delete(databaseId: string, sha256: string): Promise<void> {
     this.forget(this.path(databaseId, sha256));
+    await this.rows?.delete(databaseId, sha256);
     await rm(this.path(databaseId, sha256), { force: true });
   }
 
   /**
-   * Removes a database's directory. Database ids are never reused, so a later write for it can only be work that was
-   * in flight (the pipeline's chunk list of an item claimed before the deletion): it is refused rather than making the
-   * directory again, which left a deleted database's content on disk (audit L3, one run in four).
+   * Removes a database's rows and directory. Database ids are never reused, so a later write for it can only be work
+   * that was in flight (the pipeline's chunk list of an item claimed before the deletion): it is refused, here and in
+   * every other process (the marker file, the rows' deleted record), so no content of a deleted database is written
+   * again.
    */
   async deleteDatabase(databaseId: string): Promise<void> {
     this.deleted.add(databaseId);
@@ -147,6 +177,7 @@ export class BlobStore {
     const prefix = this.databaseDir(databaseId);
     for (const key of [...this.cache.keys()]) if (key.startsWith(`${prefix}/`)) this.forget(key);
     for (const dir of [...this.dirs]) if (dir.startsWith(`${prefix}/`)) this.dirs.delete(dir);
+    await this.rows?.deleteDatabase(databaseId);
     await rm(prefix, { recursive: true, force: true });
   }
 
@@ -158,6 +189,7 @@ export class BlobStore {
    */
   async sweep(databaseId: string, sha256: string, graceMs: number, now = Date.now()): Promise<boolean> {
     const target = this.path(databaseId, sha256);
+    if (this.rows && (await this.rows.sweep(databaseId, sha256, graceMs)) === 'spared') return false;
     const aside = `${target}.${process.pid}-${++this.temps}.swept`;
     try {
       await rename(target, aside);

@@ -1,0 +1,97 @@
+import type { Pool } from 'pg';
+
+/**
+ * Small blobs as rows of one Postgres table, `blob_rows(database_id, sha256, bytes, touched_at)`: a memory of a hundred
+ * characters, its chunk list and its graph are a few hundred bytes each, and a file of their own costs a 4 KiB block
+ * and a directory entry apiece (8.6 KB of disk per memory, against about 0.4 KB as rows).
+ *
+ * The same rules as the files (BlobStore): a `put` of stored bytes renews their time, which a collection's deletion
+ * (`sweep`) respects; a database once deleted takes no more writes. A deleted database's id is recorded in
+ * `blob_rows_deleted` before its rows go, and every insert checks it in the same statement; the rows are deleted under a
+ * lock that waits for inserts already running, so none of them can land after the deletion.
+ */
+export class BlobRows {
+  constructor(private readonly pool: Pool) {}
+
+  static readonly DDL = [
+    `CREATE TABLE IF NOT EXISTS blob_rows (
+      database_id uuid NOT NULL,
+      sha256 bytea NOT NULL,
+      bytes bytea NOT NULL,
+      touched_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (database_id, sha256)
+    )`,
+    `CREATE TABLE IF NOT EXISTS blob_rows_deleted (database_id uuid PRIMARY KEY)`,
+  ];
+
+  /** Creates the tables; the caller serializes schema changes across processes. */
+  async init(): Promise<void> {
+    for (const ddl of BlobRows.DDL) await this.pool.query(ddl);
+  }
+
+  /** Stores (or renews the time of) one blob; false when its database was deleted (nothing is written). */
+  async put(databaseId: string, sha256: string, bytes: Buffer): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO blob_rows (database_id, sha256, bytes)
+       SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM blob_rows_deleted WHERE database_id = $1)
+       ON CONFLICT (database_id, sha256) DO UPDATE SET touched_at = now()`,
+      [databaseId, Buffer.from(sha256, 'hex'), bytes],
+    );
+    return rowCount === 1;
+  }
+
+  async get(databaseId: string, sha256: string): Promise<Buffer | null> {
+    const { rows } = await this.pool.query<{ bytes: Buffer }>('SELECT bytes FROM blob_rows WHERE database_id = $1 AND sha256 = $2', [databaseId, Buffer.from(sha256, 'hex')]);
+    return rows[0]?.bytes ?? null;
+  }
+
+  async has(databaseId: string, sha256: string): Promise<boolean> {
+    const { rows } = await this.pool.query('SELECT 1 FROM blob_rows WHERE database_id = $1 AND sha256 = $2', [databaseId, Buffer.from(sha256, 'hex')]);
+    return rows.length > 0;
+  }
+
+  /** Blobs stored as rows for one database. */
+  async count(databaseId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM blob_rows WHERE database_id = $1', [databaseId]);
+    return Number(rows[0].n);
+  }
+
+  async delete(databaseId: string, sha256: string): Promise<void> {
+    await this.pool.query('DELETE FROM blob_rows WHERE database_id = $1 AND sha256 = $2', [databaseId, Buffer.from(sha256, 'hex')]);
+  }
+
+  /**
+   * Removes one blob unless it was stored or renewed within `graceMs`. `removed` and `absent` both mean it is not
+   * stored here now; `spared` means it was kept. A `put` renewing it at that moment waits on the row, and either
+   * renews it first (spared) or writes it again after the delete.
+   */
+  async sweep(databaseId: string, sha256: string, graceMs: number): Promise<'removed' | 'spared' | 'absent'> {
+    const { rows } = await this.pool.query<{ removed: boolean; present: boolean }>(
+      `WITH d AS (
+         DELETE FROM blob_rows WHERE database_id = $1 AND sha256 = $2 AND touched_at < now() - ($3 || ' milliseconds')::interval RETURNING 1
+       )
+       SELECT EXISTS (SELECT 1 FROM d) AS removed, EXISTS (SELECT 1 FROM blob_rows WHERE database_id = $1 AND sha256 = $2) AS present`,
+      [databaseId, Buffer.from(sha256, 'hex'), String(graceMs)],
+    );
+    return rows[0].removed ? 'removed' : rows[0].present ? 'spared' : 'absent';
+  }
+
+  /** Records the database as deleted (refusing later puts), then removes its rows once running inserts have ended. */
+  async deleteDatabase(databaseId: string): Promise<void> {
+    await this.pool.query('INSERT INTO blob_rows_deleted (database_id) VALUES ($1) ON CONFLICT DO NOTHING', [databaseId]);
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // SHARE conflicts with the inserts' ROW EXCLUSIVE: an insert that began before the record above committed is
+      // waited for, and the DELETE's snapshot, taken after the lock, sees its row.
+      await client.query('LOCK TABLE blob_rows IN SHARE MODE');
+      await client.query('DELETE FROM blob_rows WHERE database_id = $1', [databaseId]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}
