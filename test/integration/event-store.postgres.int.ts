@@ -104,7 +104,39 @@ describe('PostgresEventStore specifics', () => {
     const options = { schema: 'log', table: 'entries' };
     await Promise.all([PostgresEventStore.migrate(ctx.pool, options), PostgresEventStore.migrate(ctx.pool, options), ctx.store.init()]);
     const { rows } = await ctx.pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = 'log' AND tablename = 'entries' ORDER BY 1`);
-    expect(rows.map((r) => r.indexname)).toEqual(['entries_pkey', 'entries_stream_event_id_idx', 'entries_stream_revision_key']);
+    expect(rows.map((r) => r.indexname)).toEqual(['entries_event_id_idx', 'entries_pkey', 'entries_stream_revision_key']);
+  });
+
+  it('replaces a (stream, event_id) index of an older log by the event id alone, and retries stay idempotent', async () => {
+    const options = { schema: 'older', table: 'entries' };
+    await PostgresEventStore.migrate(ctx.pool, options);
+    await ctx.pool.query('DROP INDEX older.entries_event_id_idx');
+    await ctx.pool.query('CREATE INDEX entries_stream_event_id_idx ON older.entries (stream, event_id)');
+    await PostgresEventStore.migrate(ctx.pool, options);
+    const { rows } = await ctx.pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = 'older' AND tablename = 'entries' ORDER BY 1`);
+    expect(rows.map((r) => r.indexname)).toEqual(['entries_event_id_idx', 'entries_pkey', 'entries_stream_revision_key']);
+    const store = new PostgresEventStore(ctx.pool, options);
+    const s = uniqueStream('retry');
+    const first = [event('A'), event('B')];
+    const appended = await store.append(s, first, { expectedRevision: 'no_stream' });
+    expect(await store.append(s, first, { expectedRevision: 'no_stream' })).toEqual(appended); // a retry: answered from what is there
+    // The same event id in another stream is not a retry there.
+    const other = uniqueStream('retry-other');
+    expect((await store.append(other, [first[0]])).nextRevision).toBe(0);
+    expect((await store.readStream(s)).map((e) => e.type)).toEqual(['A', 'B']);
+  });
+
+  it('stores the event id once, in its column, and reads it back in the metadata (also from rows that still hold it there)', async () => {
+    const s = uniqueStream('event-id');
+    const e = event('Stored', { x: 1 });
+    await ctx.store.append(s, [e]);
+    const { rows } = await ctx.pool.query(`SELECT event_id, metadata FROM log.entries WHERE stream = $1`, [s]);
+    expect(rows[0].event_id).toBe(e.metadata.eventId);
+    expect(rows[0].metadata).not.toHaveProperty('eventId');
+    const [read] = await ctx.store.readStream(s);
+    expect(read.metadata).toEqual(e.metadata);
+    await ctx.pool.query(`UPDATE log.entries SET metadata = metadata || jsonb_build_object('eventId', event_id) WHERE stream = $1`, [s]);
+    expect((await ctx.store.readStream(s))[0].metadata).toEqual(e.metadata);
   });
 
   it('physically removes a deleted stream’s rows', async () => {

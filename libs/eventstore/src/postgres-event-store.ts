@@ -56,7 +56,8 @@ export class PostgresEventStore implements EventStore {
   /** Creates the schema (if named), table and indexes; idempotent and safe to run from several processes at once. */
   static async migrate(pool: Pool, options: Pick<PostgresEventStoreOptions, 'schema' | 'table'> = {}): Promise<void> {
     const table = qualifiedTable(options);
-    const indexName = quoteIdent(`${options.table ?? 'events'}_stream_event_id_idx`);
+    const indexName = quoteIdent(`${options.table ?? 'events'}_event_id_idx`);
+    const oldIndexName = options.schema ? `${quoteIdent(options.schema)}.${quoteIdent(`${options.table ?? 'events'}_stream_event_id_idx`)}` : quoteIdent(`${options.table ?? 'events'}_stream_event_id_idx`);
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
@@ -74,7 +75,10 @@ export class PostgresEventStore implements EventStore {
         created_at timestamptz DEFAULT now(),
         UNIQUE (stream, revision)
       )`);
-      await client.query(`CREATE INDEX IF NOT EXISTS ${indexName} ON ${table} (stream, event_id)`);
+      // The idempotency check looks events up by id (then checks their stream): a uuid alone is a quarter of the
+      // index a (stream, event_id) pair makes, and the log's largest index after the stream's own.
+      await client.query(`CREATE INDEX IF NOT EXISTS ${indexName} ON ${table} (event_id)`);
+      await client.query(`DROP INDEX IF EXISTS ${oldIndexName}`);
       for (const ddl of appendFunctionDdl(table, appendFunctionName(options), appendFunctionName(options, '_serial'))) await client.query(ddl);
       await client.query('COMMIT');
     } catch (err) {
@@ -487,12 +491,14 @@ interface EventRow {
   position: string;
   stream: string;
   revision: string;
+  event_id: string;
   type: string;
   data: unknown;
+  /** Without `eventId`, which has a column of its own (rows appended earlier may still hold it). */
   metadata: RecordedEvent['metadata'];
 }
 
-const COLUMNS = 'position, stream, revision, type, data, metadata';
+const COLUMNS = 'position, stream, revision, event_id, type, data, metadata';
 
 function toRecordedEvent(row: EventRow): RecordedEvent {
   return {
@@ -501,7 +507,7 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
     position: Number(row.position),
     type: row.type,
     data: row.data,
-    metadata: row.metadata,
+    metadata: { ...row.metadata, eventId: row.event_id },
   };
 }
 
@@ -583,7 +589,7 @@ BEGIN
     END IF;
     WITH ins AS (
       INSERT INTO ${table} (stream, revision, event_id, type, data, metadata)
-      SELECT s, coalesce(cur_rev, -1) + e.ord, (e.value->'metadata'->>'eventId')::uuid, e.value->>'type', e.value->'data', e.value->'metadata'
+      SELECT s, coalesce(cur_rev, -1) + e.ord, (e.value->'metadata'->>'eventId')::uuid, e.value->>'type', e.value->'data', (e.value->'metadata') - 'eventId'
         FROM jsonb_array_elements(req->'events') WITH ORDINALITY AS e(value, ord)
        ORDER BY e.ord
       RETURNING revision, position
@@ -645,7 +651,7 @@ BEGIN
      WHERE NOT (s->>'hit')::boolean AND (s->>'n')::int > 0
   ), ins AS (
     INSERT INTO ${table} (stream, revision, event_id, type, data, metadata)
-    SELECT t.stream, t.cur_rev + e.ord, (e.value->'metadata'->>'eventId')::uuid, e.value->>'type', e.value->'data', e.value->'metadata'
+    SELECT t.stream, t.cur_rev + e.ord, (e.value->'metadata'->>'eventId')::uuid, e.value->>'type', e.value->'data', (e.value->'metadata') - 'eventId'
       FROM pending t
       CROSS JOIN LATERAL jsonb_array_elements(batch->(t.ord - 1)->'events') WITH ORDINALITY AS e(value, ord)
      ORDER BY t.ord, e.ord
