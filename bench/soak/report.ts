@@ -75,11 +75,11 @@ export function soakMarkdown(r: SoakResult, env: RunEnvironment, command: string
     '',
     '## Per window',
     '',
-    '| window | requests (query / ingest / status) | p50 / p99 ms | query p50 ms | errors | service RSS MiB (JS heap / external) | Postgres private RSS MiB | memories |',
+    '| window | requests (query / ingest / status) | p50 / p99 ms | query p50 ms | errors | service RSS MiB (JS heap / external / mapped files) | Postgres private RSS MiB | memories |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...r.samples.map(
       (s) =>
-        `| ${s.window} | ${s.requests} (${s.byKind.query} / ${s.byKind.ingest} / ${s.byKind.status}) | ${s.p50} / ${s.p99} | ${s.queryP50} | ${s.errors} | ${s.serviceRssMiB} (${s.heapMiB} / ${s.externalMiB}) | ${s.postgresRssMiB} | ${s.memories} |`,
+        `| ${s.window} | ${s.requests} (${s.byKind.query} / ${s.byKind.ingest} / ${s.byKind.status}) | ${s.p50} / ${s.p99} | ${s.queryP50} | ${s.errors} | ${s.serviceRssMiB} (${s.heapMiB} / ${s.externalMiB} / ${s.fileRssMiB}) | ${s.postgresRssMiB} | ${s.memories} |`,
     ),
     '',
     `All requests: ${r.totals.requests}, p50 ${r.totals.latencyMs.p50} / p99 ${r.totals.latencyMs.p99} ms, ${r.totals.errors} errors.`,

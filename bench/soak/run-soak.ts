@@ -44,6 +44,8 @@ export interface SoakSample {
   /** the service's JavaScript heap in use and its external (Buffer, native) memory, from /metrics */
   heapMiB: number;
   externalMiB: number;
+  /** of the resident memory, file pages mapped into the process (reclaimable by the kernel, not the process's own) */
+  fileRssMiB: number;
   postgresRssMiB: number;
   /** memories the service holds at the sample (items of the soak database, any status) */
   memories: number;
@@ -162,12 +164,13 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
       serviceRssMiB: Math.round(opts.serviceRss() / 2 ** 20),
       heapMiB: Math.round((gauges.crs_nodejs_heap_size_used_bytes ?? 0) / 2 ** 20),
       externalMiB: Math.round((gauges.crs_nodejs_external_memory_bytes ?? 0) / 2 ** 20),
+      fileRssMiB: Math.round(statusField(service.pid, 'RssFile') / 2 ** 20),
       postgresRssMiB: Math.round(postgresRss(service.pid) / 2 ** 20),
       memories,
     });
     loadBar.update(Math.round((Date.now() - started) / 1000));
     const s = samples[samples.length - 1];
-    progress.log(`window ${n}: ${s.requests} requests, p50 ${s.p50} / p99 ${s.p99} ms, ${s.errors} errors, service ${s.serviceRssMiB} MiB (heap ${s.heapMiB}, external ${s.externalMiB}), ${memories} memories`);
+    progress.log(`window ${n}: ${s.requests} requests, p50 ${s.p50} / p99 ${s.p99} ms, ${s.errors} errors, service ${s.serviceRssMiB} MiB (heap ${s.heapMiB}, external ${s.externalMiB}, file ${s.fileRssMiB}), ${memories} memories`);
   };
   // Every window but the last closes on the clock; the last one once every client's final request has been answered.
   const sampler = (async () => {
@@ -300,8 +303,14 @@ function lanceLayout(dir: string): SoakResult['searchIndex'] {
 
 /** Resident memory of a process (bytes), from /proc; 0 when it cannot be read. */
 export function processRss(pid: number): number {
+  return statusField(pid, 'VmRSS');
+}
+
+/** A memory field of /proc/<pid>/status in bytes (0 when unknown). */
+function statusField(pid: number | undefined, field: string): number {
+  if (pid === undefined) return 0;
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : 0;
   } catch {
     return 0;
