@@ -76,8 +76,8 @@ export async function replayCandidates(index: SearchIndex, embedder: Embedder, q
   const out: ReplayQuery[] = [];
   for (const [i, query] of queries.entries()) {
     const [keyword, vectorHits] = await Promise.all([
-      index.keywordSearchLean(REPLAY_INDEX, query.text, { limit: pool, filter }),
-      index.vectorSearchLean(REPLAY_INDEX, vectors[i], { limit: pool, filter }),
+      index.keywordSearch(REPLAY_INDEX, query.text, { limit: pool, filter, fields: 'lean' }),
+      index.vectorSearch(REPLAY_INDEX, vectors[i], { limit: pool, filter, fields: 'lean' }),
     ]);
     out.push({ query, vector: vectors[i], keyword, vectorHits });
   }

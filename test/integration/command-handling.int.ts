@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { handleMany, type StreamStateCache } from '../../libs/eventstore/src/command-handling';
-import { PostgresEventStore } from '../../libs/eventstore/src/postgres-event-store';
+import { PostgresEventStore } from '../../libs/eventstore/src/postgres/postgres-event-store';
 import { createTestDatabase } from '../support/test-database';
 import { uniqueStream } from './event-store.contract';
 

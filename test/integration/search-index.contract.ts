@@ -368,7 +368,7 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
         expect(sortedIds(await index.vectorSearch(name, axis(0), { limit: 50, filter }))).toEqual(expected);
         expect(await index.count(name, filter)).toBe(expected.length);
         expect(ids(await index.listChunks(name, { filter }))).toEqual(expected);
-        expect(sortedIds(await index.listChunksLean(name, { filter }))).toEqual(expected);
+        expect(sortedIds(await index.listChunks(name, { filter, fields: 'lean' }))).toEqual(expected);
       });
 
       it('rejects metadata keys that are not identifiers', async () => {
@@ -458,25 +458,25 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
         for (const operator of ['or', 'and', 'phrase'] as const) {
           const query = operator === 'phrase' ? 'cedar dune' : 'amber cedar ember';
           const full = await index.keywordSearch(name, query, { limit: 60, filter, operator });
-          const leanHits = await index.keywordSearchLean(name, query, { limit: 60, filter, operator });
+          const leanHits = await index.keywordSearch(name, query, { limit: 60, filter, operator, fields: 'lean' });
           expect(full.length).toBeGreaterThan(0);
           expect(descending(leanHits)).toBe(true);
           expect(byScore(leanHits)).toEqual(byScore(full).map(lean));
-          expect(scores(await index.keywordSearchLean(name, query, { limit: 5, filter, operator }))).toEqual(scores(full.slice(0, 5)));
+          expect(scores(await index.keywordSearch(name, query, { limit: 5, filter, operator, fields: 'lean' }))).toEqual(scores(full.slice(0, 5)));
         }
         const q = docs[7].vector;
         const full = await index.vectorSearch(name, q, { limit: 60, filter });
-        const leanHits = await index.vectorSearchLean(name, q, { limit: 60, filter });
+        const leanHits = await index.vectorSearch(name, q, { limit: 60, filter, fields: 'lean' });
         expect(full.length).toBeGreaterThan(5);
         expect(descending(leanHits)).toBe(true);
         expect(byScore(leanHits)).toEqual(byScore(full).map(lean));
-        expect(scores(await index.vectorSearchLean(name, q, { limit: 5, filter }))).toEqual(scores(full.slice(0, 5)));
+        expect(scores(await index.vectorSearch(name, q, { limit: 5, filter, fields: 'lean' }))).toEqual(scores(full.slice(0, 5)));
       }
-      for (const c of await index.vectorSearchLean(name, docs[3].vector, { limit: 60 })) {
+      for (const c of await index.vectorSearch(name, docs[3].vector, { limit: 60, fields: 'lean' })) {
         expect(c.doc).toEqual(lean({ ...c, doc: docs.find((d) => d.chunkId === c.chunkId)! }).doc);
       }
-      expect(await index.keywordSearchLean(name, '   ', { limit: 5 })).toEqual([]);
-      expect(await index.vectorSearchLean(name, axis(0), { limit: 0 })).toEqual([]);
+      expect(await index.keywordSearch(name, '   ', { limit: 5, fields: 'lean' })).toEqual([]);
+      expect(await index.vectorSearch(name, axis(0), { limit: 0, fields: 'lean' })).toEqual([]);
     });
 
     describe('versions', () => {
@@ -627,8 +627,8 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
         const [listed] = await index.listChunks(name, { filter: { itemIds: ['item-Ü'] } });
         expect(withoutVector(listed)).toEqual(withoutVector(full));
         expect(Array.from(listed.vector)).toEqual(Array.from(vector));
-        expect(await index.listChunksLean(name, { filter: { itemIds: ['item-Ü'] } })).toEqual([{ chunkId: 'full', itemId: 'item-Ü', text: full.text, version: full.version }]);
-        expect(await index.listChunksLean(name, { filter: { itemIds: [] } })).toEqual([]);
+        expect(await index.listChunks(name, { filter: { itemIds: ['item-Ü'] }, fields: 'lean' })).toEqual([{ chunkId: 'full', itemId: 'item-Ü', text: full.text, version: full.version }]);
+        expect(await index.listChunks(name, { filter: { itemIds: [] }, fields: 'lean' })).toEqual([]);
       });
 
       it('lists in a stable chunkId order with offset and limit', async () => {

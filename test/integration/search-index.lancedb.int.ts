@@ -158,7 +158,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
         .sort();
     const search = async (ix: LanceDbSearchIndex) => {
       const full = [await ix.vectorSearch('old', [1, 0.5], { limit: 48, filter }), await ix.keywordSearch('old', 'shared', { limit: 48, filter })];
-      const lean = [await ix.vectorSearchLean('old', [1, 0.5], { limit: 48, filter }), await ix.keywordSearchLean('old', 'shared', { limit: 48, filter })];
+      const lean = [await ix.vectorSearch('old', [1, 0.5], { limit: 48, filter, fields: 'lean' }), await ix.keywordSearch('old', 'shared', { limit: 48, filter, fields: 'lean' })];
       // The lean searches (the packed column, computed for the old rows at open) carry the same fields as the full ones.
       for (const [k, hits] of lean.entries()) {
         const byId = new Map(full[k].map((c) => [c.chunkId, c.doc]));

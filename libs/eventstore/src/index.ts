@@ -1,10 +1,11 @@
 import type { Pool } from 'pg';
 import type { EventStore } from './event-store.port';
 import { EventStoreDbEventStore } from './eventstoredb-event-store';
-import { PostgresEventStore } from './postgres-event-store';
+import { PostgresEventStore } from './postgres/postgres-event-store';
 
 export * from './event-store.port';
-export { PostgresEventStore, type PostgresEventStoreOptions, EVENTS_NOTIFY_CHANNEL, APPEND_LOCK_KEY } from './postgres-event-store';
+export { PostgresEventStore, type PostgresEventStoreOptions, APPEND_LOCK_KEY } from './postgres/postgres-event-store';
+export { EVENTS_NOTIFY_CHANNEL } from './postgres/notification-hub';
 export { EventStoreDbEventStore, type EventStoreDbEventStoreOptions } from './eventstoredb-event-store';
 
 export interface EventStoreConfig {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import type { EventStore } from '../../eventstore/src/event-store.port';
-import { PostgresEventStore } from '../../eventstore/src/postgres-event-store';
+import { PostgresEventStore } from '../../eventstore/src/postgres/postgres-event-store';
 import { openDataSource } from './data-source';
 import { ProjectionRunner } from './projection-runner';
 import { databasesProjection } from '../../../projections/databases/databases.projection';

@@ -239,8 +239,8 @@ describe('ElasticsearchSearchIndex requests', () => {
     reply = () => ({ body: { hits: { hits: [{ _id: 'c1', _score: 0.9, _source: { chunk_id, item_id, text, version } }] } } });
     const es = adapter();
     const filter = { collections: ['a'], principalsAny: ['alice'] };
-    const [kw] = await es.keywordSearchLean('db_1_g1', 'red apples', { limit: 7, operator: 'and', filter });
-    const [vec] = await es.vectorSearchLean('db_1_g1', [1, 0, 0], { limit: 5, filter });
+    const [kw] = await es.keywordSearch('db_1_g1', 'red apples', { limit: 7, operator: 'and', filter, fields: 'lean' });
+    const [vec] = await es.vectorSearch('db_1_g1', [1, 0, 0], { limit: 5, filter, fields: 'lean' });
     expect(kw).toEqual({ chunkId: 'c1', itemId: d.itemId, score: 0.9, doc: { chunkId: 'c1', itemId: d.itemId, text: d.text, version: d.version } });
     expect(vec.score).toBeCloseTo(0.8, 10);
     expect(vec.doc).toEqual(kw.doc);
@@ -251,8 +251,8 @@ describe('ElasticsearchSearchIndex requests', () => {
     const full = [recorded[2].body, recorded[3].body];
     for (const body of lean) expect(body._source).toEqual({ includes: ['chunk_id', 'item_id', 'text', 'version'] });
     for (const [i, body] of full.entries()) expect({ ...lean[i], _source: body._source }).toEqual(body);
-    expect(await es.keywordSearchLean('db_1_g1', '  ', { limit: 3 })).toEqual([]);
-    expect(await es.vectorSearchLean('db_1_g1', [1, 0, 0], { limit: 0 })).toEqual([]);
+    expect(await es.keywordSearch('db_1_g1', '  ', { limit: 3, fields: 'lean' })).toEqual([]);
+    expect(await es.vectorSearch('db_1_g1', [1, 0, 0], { limit: 0, fields: 'lean' })).toEqual([]);
     expect(recorded).toHaveLength(4);
   });
 

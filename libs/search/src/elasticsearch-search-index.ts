@@ -4,13 +4,16 @@ import { chunkFilterTokens, filterTokenGroups } from './metadata-filter-tokens';
 import {
   type Candidate,
   type ChunkDoc,
-  type KeywordOperator,
+  type KeywordSearchOptions,
   type LeanCandidate,
   type LeanDoc,
+  type LeanListChunksOptions,
+  type ListChunksOptions,
   PUBLIC_PRINCIPAL,
   type Scalar,
   type SearchFilter,
   type SearchIndex,
+  type SearchOptions,
   assertDocIds,
   SearchIndexError,
   type Store,
@@ -190,47 +193,34 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     await this.deleteByQuery(indexName, esFilters({ collections: filter.collections, itemIds: filter.itemIds }));
   }
 
-  async keywordSearch(
-    indexName: string,
-    query: string,
-    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
-  ): Promise<Candidate[]> {
+  keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions & { fields: 'lean' }): Promise<LeanCandidate[]>;
+  keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
+  async keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions): Promise<LeanCandidate[] | Candidate[]> {
+    if (opts.fields === 'lean') {
+      const hits = await this.keywordHits(indexName, query, opts, { includes: LEAN_FIELDS });
+      return hits.map((hit) => toLeanCandidate(hit, hit._score ?? 0));
+    }
     const hits = await this.keywordHits(indexName, query, opts, { excludes: VECTOR_FIELDS });
     return hits.map((hit) => toCandidate(hit, hit._score ?? 0));
   }
 
-  async keywordSearchLean(
-    indexName: string,
-    query: string,
-    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
-  ): Promise<LeanCandidate[]> {
-    const hits = await this.keywordHits(indexName, query, opts, { includes: LEAN_FIELDS });
-    return hits.map((hit) => toLeanCandidate(hit, hit._score ?? 0));
-  }
-
-  async vectorSearch(
-    indexName: string,
-    vector: Float32Array | number[],
-    opts: { limit: number; filter?: SearchFilter },
-  ): Promise<Candidate[]> {
-    const hits = await this.vectorHits(indexName, vector, opts, { excludes: VECTOR_FIELDS });
+  vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields: 'lean' }): Promise<LeanCandidate[]>;
+  vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
+  async vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions): Promise<LeanCandidate[] | Candidate[]> {
     // Elasticsearch scores cosine as (1 + cos) / 2; report the cosine itself, like the embedded engine.
-    return hits.map((hit) => toCandidate(hit, 2 * (hit._score ?? 0) - 1));
-  }
-
-  async vectorSearchLean(
-    indexName: string,
-    vector: Float32Array | number[],
-    opts: { limit: number; filter?: SearchFilter },
-  ): Promise<LeanCandidate[]> {
-    const hits = await this.vectorHits(indexName, vector, opts, { includes: LEAN_FIELDS });
-    return hits.map((hit) => toLeanCandidate(hit, 2 * (hit._score ?? 0) - 1));
+    const cosine = (hit: estypes.SearchHit<ChunkSource>) => 2 * (hit._score ?? 0) - 1;
+    if (opts.fields === 'lean') {
+      const hits = await this.vectorHits(indexName, vector, opts, { includes: LEAN_FIELDS });
+      return hits.map((hit) => toLeanCandidate(hit, cosine(hit)));
+    }
+    const hits = await this.vectorHits(indexName, vector, opts, { excludes: VECTOR_FIELDS });
+    return hits.map((hit) => toCandidate(hit, cosine(hit)));
   }
 
   private async keywordHits(
     indexName: string,
     query: string,
-    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+    opts: KeywordSearchOptions,
     source: estypes.SearchSourceFilter,
   ): Promise<estypes.SearchHit<ChunkSource>[]> {
     assertValidIndexName(indexName);
@@ -256,7 +246,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   private async vectorHits(
     indexName: string,
     vector: Float32Array | number[],
-    opts: { limit: number; filter?: SearchFilter },
+    opts: SearchOptions,
     source: estypes.SearchSourceFilter,
   ): Promise<estypes.SearchHit<ChunkSource>[]> {
     assertValidIndexName(indexName);
@@ -297,17 +287,15 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     });
   }
 
-  async listChunks(
-    indexName: string,
-    opts: { filter?: SearchFilter; limit?: number; offset?: number } = {},
-  ): Promise<ChunkDoc[]> {
+  listChunks(indexName: string, opts: LeanListChunksOptions): Promise<LeanDoc[]>;
+  listChunks(indexName: string, opts?: ListChunksOptions): Promise<ChunkDoc[]>;
+  async listChunks(indexName: string, opts: ListChunksOptions | LeanListChunksOptions = {}): Promise<LeanDoc[] | ChunkDoc[]> {
+    if (opts.fields === 'lean') {
+      const hits = await this.listHits(indexName, opts, { includes: LEAN_FIELDS });
+      return hits.map((hit) => toLeanCandidate(hit, 0).doc);
+    }
     const hits = await this.listHits(indexName, opts, { excludes: ['vector'] });
     return hits.flatMap((hit) => (hit._source ? [toChunkDoc(hit._source)] : []));
-  }
-
-  async listChunksLean(indexName: string, opts: { filter: SearchFilter }): Promise<LeanDoc[]> {
-    const hits = await this.listHits(indexName, opts, { includes: LEAN_FIELDS });
-    return hits.map((hit) => toLeanCandidate(hit, 0).doc);
   }
 
   /** The hits of a filter, in chunk_id order (the order is also what pages deep results with search_after). */

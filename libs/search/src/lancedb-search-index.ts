@@ -26,10 +26,14 @@ import {
   type Candidate,
   type ChunkDoc,
   type KeywordOperator,
+  type KeywordSearchOptions,
   type LeanCandidate,
   type LeanDoc,
+  type LeanListChunksOptions,
+  type ListChunksOptions,
   type SearchFilter,
   type SearchIndex,
+  type SearchOptions,
   assertDocIds,
   SearchIndexError,
 } from './search-index.port';
@@ -288,47 +292,31 @@ export class LanceDbSearchIndex implements SearchIndex {
     this.scheduleRefresh(open);
   }
 
-  async keywordSearch(
-    indexName: string,
-    query: string,
-    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
-  ): Promise<Candidate[]> {
-    const result = await this.keywordQuery(indexName, query, opts, DOC_COLUMNS);
-    return result ? toCandidates(result, (i) => Number(result.getChild('_score')!.get(i))) : [];
+  keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions & { fields: 'lean' }): Promise<LeanCandidate[]>;
+  keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
+  async keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions): Promise<LeanCandidate[] | Candidate[]> {
+    const lean = opts.fields === 'lean';
+    const result = await this.keywordQuery(indexName, query, opts, lean ? LEAN_COLUMNS : DOC_COLUMNS);
+    if (!result) return [];
+    const score = (i: number) => Number(result.getChild('_score')!.get(i));
+    return lean ? toLeanCandidates(result, score) : toCandidates(result, score);
   }
 
-  async keywordSearchLean(
-    indexName: string,
-    query: string,
-    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
-  ): Promise<LeanCandidate[]> {
-    const result = await this.keywordQuery(indexName, query, opts, LEAN_COLUMNS);
-    return result ? toLeanCandidates(result, (i) => Number(result.getChild('_score')!.get(i))) : [];
-  }
-
-  async vectorSearch(
-    indexName: string,
-    vector: Float32Array | number[],
-    opts: { limit: number; filter?: SearchFilter },
-  ): Promise<Candidate[]> {
-    const result = await this.vectorQuery(indexName, vector, opts, DOC_COLUMNS);
-    return result ? toCandidates(result, (i) => 1 - Number(result.getChild('_distance')!.get(i))) : [];
-  }
-
-  async vectorSearchLean(
-    indexName: string,
-    vector: Float32Array | number[],
-    opts: { limit: number; filter?: SearchFilter },
-  ): Promise<LeanCandidate[]> {
-    const result = await this.vectorQuery(indexName, vector, opts, LEAN_COLUMNS);
-    return result ? toLeanCandidates(result, (i) => 1 - Number(result.getChild('_distance')!.get(i))) : [];
+  vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields: 'lean' }): Promise<LeanCandidate[]>;
+  vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
+  async vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions): Promise<LeanCandidate[] | Candidate[]> {
+    const lean = opts.fields === 'lean';
+    const result = await this.vectorQuery(indexName, vector, opts, lean ? LEAN_COLUMNS : DOC_COLUMNS);
+    if (!result) return [];
+    const score = (i: number) => 1 - Number(result.getChild('_distance')!.get(i));
+    return lean ? toLeanCandidates(result, score) : toCandidates(result, score);
   }
 
   /** The full-text search with these columns and `_score`; undefined when there is nothing to search for. */
   private async keywordQuery(
     indexName: string,
     query: string,
-    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
+    opts: KeywordSearchOptions,
     columns: string[],
   ): Promise<ArrowTable | undefined> {
     const open = await this.open(indexName);
@@ -351,7 +339,7 @@ export class LanceDbSearchIndex implements SearchIndex {
   private async vectorQuery(
     indexName: string,
     vector: Float32Array | number[],
-    opts: { limit: number; filter?: SearchFilter },
+    opts: SearchOptions,
     columns: string[],
   ): Promise<ArrowTable | undefined> {
     const open = await this.open(indexName);
@@ -385,11 +373,16 @@ export class LanceDbSearchIndex implements SearchIndex {
     });
   }
 
-  async listChunks(
-    indexName: string,
-    opts: { filter?: SearchFilter; limit?: number; offset?: number } = {},
-  ): Promise<ChunkDoc[]> {
+  listChunks(indexName: string, opts: LeanListChunksOptions): Promise<LeanDoc[]>;
+  listChunks(indexName: string, opts?: ListChunksOptions): Promise<ChunkDoc[]>;
+  async listChunks(indexName: string, opts: ListChunksOptions | LeanListChunksOptions = {}): Promise<LeanDoc[] | ChunkDoc[]> {
     const open = await this.open(indexName);
+    if (opts.fields === 'lean') {
+      const listing = open.table.query().select(LEAN_COLUMNS);
+      const where = lanceWhere(opts.filter);
+      if (where) listing.where(where);
+      return toLeanCandidates(await listing.toArrow(), () => 0).map((c) => c.doc);
+    }
     if (opts.limit !== undefined && opts.limit <= 0) return [];
     const listing = open.table
       .query()
@@ -400,14 +393,6 @@ export class LanceDbSearchIndex implements SearchIndex {
     if (opts.offset) listing.offset(opts.offset);
     if (opts.limit !== undefined) listing.limit(opts.limit);
     return toChunkDocs(await listing.toArrow());
-  }
-
-  async listChunksLean(indexName: string, opts: { filter: SearchFilter }): Promise<LeanDoc[]> {
-    const open = await this.open(indexName);
-    const listing = open.table.query().select(LEAN_COLUMNS);
-    const where = lanceWhere(opts.filter);
-    if (where) listing.where(where);
-    return toLeanCandidates(await listing.toArrow(), () => 0).map((c) => c.doc);
   }
 
   async count(indexName: string, filter?: SearchFilter): Promise<number> {

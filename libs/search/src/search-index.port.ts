@@ -77,6 +77,36 @@ export interface Candidate extends LeanCandidate {
 
 export type KeywordOperator = 'or' | 'and' | 'phrase';
 
+/**
+ * Which fields of a chunk a search or listing returns. `full` (the default): the whole document (searches leave out
+ * the vector, listings include it). `lean`: LeanDoc only, with the same hits, order and scores; the engine reads
+ * four columns per hit instead of fifteen (measured ~30% of a query's engine CPU), so the query path asks for it.
+ */
+export type DocFields = 'full' | 'lean';
+
+export interface SearchOptions {
+  limit: number;
+  filter?: SearchFilter;
+  fields?: DocFields;
+}
+
+export interface KeywordSearchOptions extends SearchOptions {
+  operator?: KeywordOperator;
+}
+
+export interface ListChunksOptions {
+  filter?: SearchFilter;
+  limit?: number;
+  offset?: number;
+  fields?: 'full';
+}
+
+/** A lean listing: every chunk the filter matches, in no particular order (no paging). */
+export interface LeanListChunksOptions {
+  filter: SearchFilter;
+  fields: 'lean';
+}
+
 export interface SearchIndex {
   readonly engine: 'lancedb' | 'elasticsearch';
   /** Idempotent. Creating an existing index with other dimensions is an error. */
@@ -92,42 +122,25 @@ export interface SearchIndex {
   deleteItemVersions(indexName: string, items: { itemId: string; version: number }[]): Promise<void>;
   /** At least one of collections/itemIds must be given; both given = both must match. */
   deleteWhere(indexName: string, filter: Pick<SearchFilter, 'collections' | 'itemIds'>): Promise<void>;
-  /** Best first. `or` (default): any term; `and`: every (non stop word) term; `phrase`: the exact phrase. */
-  keywordSearch(
-    indexName: string,
-    query: string,
-    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
-  ): Promise<Candidate[]>;
-  /** Nearest first, by cosine similarity. */
-  vectorSearch(
-    indexName: string,
-    vector: Float32Array | number[],
-    opts: { limit: number; filter?: SearchFilter },
-  ): Promise<Candidate[]>;
   /**
-   * keywordSearch and vectorSearch with lean documents (LeanDoc): same hits, same order, same scores. The query path
-   * uses these: the engine reads four columns per hit instead of fifteen (measured ~30% of a query's engine CPU).
+   * Best first. `or` (default): any term; `and`: every (non stop word) term; `phrase`: the exact phrase.
+   * With `fields: 'lean'`, the hits carry LeanDocs (DocFields).
    */
-  keywordSearchLean(
-    indexName: string,
-    query: string,
-    opts: { limit: number; filter?: SearchFilter; operator?: KeywordOperator },
-  ): Promise<LeanCandidate[]>;
-  vectorSearchLean(
-    indexName: string,
-    vector: Float32Array | number[],
-    opts: { limit: number; filter?: SearchFilter },
-  ): Promise<LeanCandidate[]>;
+  keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions & { fields: 'lean' }): Promise<LeanCandidate[]>;
+  keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
+  /** Nearest first, by cosine similarity. With `fields: 'lean'`, the hits carry LeanDocs (DocFields). */
+  vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields: 'lean' }): Promise<LeanCandidate[]>;
+  vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
   /** With vectors (Float32Array), in the order asked; unknown ids are skipped. */
   getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]>;
-  /** Stable order by chunkId (byte order). */
-  listChunks(indexName: string, opts?: { filter?: SearchFilter; limit?: number; offset?: number }): Promise<ChunkDoc[]>;
   /**
-   * Every chunk the filter matches, lean (LeanDoc) and in no particular order: the query path's read of a few known
-   * items' chunks (conversation context). At 40k memory chunks, 15 items: 7 ms instead of 11 for listChunks, which
-   * reads every column and the vector and sorts.
+   * `fields: 'lean'`: every chunk the filter matches, as LeanDocs in no particular order: the query path's read of a
+   * few known items' chunks (conversation context). At 40k memory chunks, 15 items: 7 ms instead of 11 for a full
+   * listing, which reads every column and the vector and sorts.
    */
-  listChunksLean(indexName: string, opts: { filter: SearchFilter }): Promise<LeanDoc[]>;
+  listChunks(indexName: string, opts: LeanListChunksOptions): Promise<LeanDoc[]>;
+  /** With vectors, in a stable order by chunkId (byte order). */
+  listChunks(indexName: string, opts?: ListChunksOptions): Promise<ChunkDoc[]>;
   count(indexName: string, filter?: SearchFilter): Promise<number>;
   /** Compacts and brings every engine index up to date; loses nothing. */
   optimize(indexName: string): Promise<void>;

@@ -17,11 +17,11 @@ describe('retrieval candidate pool', () => {
     for (const bad of ['0.5', '21', 'NaN', 'x']) expect(() => poolSize({ RETRIEVAL_POOL_FACTOR: bad })).toThrow(/RETRIEVAL_POOL_FACTOR/);
   });
 
-  it('asks every engine call for max(min, factor × limit) candidates', async () => {
+  it('asks every engine call for max(min, factor × limit) lean candidates', async () => {
     const limits: string[] = [];
     const index = {
-      keywordSearchLean: async (_i: string, _q: string, o: { limit: number }) => (limits.push(`keyword ${o.limit}`), []),
-      vectorSearchLean: async (_i: string, _v: unknown, o: { limit: number }) => (limits.push(`vector ${o.limit}`), []),
+      keywordSearch: async (_i: string, _q: string, o: { limit: number; fields?: string }) => (limits.push(`keyword ${o.limit} ${o.fields}`), []),
+      vectorSearch: async (_i: string, _v: unknown, o: { limit: number; fields?: string }) => (limits.push(`vector ${o.limit} ${o.fields}`), []),
     };
     const infra = {
       queryClock: new StepClock(),
@@ -34,10 +34,10 @@ describe('retrieval candidate pool', () => {
       await service.retrieve({ databaseId: 'db', stores: ['knowledge'], query: 'q', vectorText: 'q', limit, alpha: 0.5, caller: null, includeApps: true, recencyBias: 0 });
       return [...limits].sort();
     };
-    expect(await ask(10)).toEqual(['keyword 30', 'vector 30']);
-    expect(await ask(20)).toEqual(['keyword 60', 'vector 60']);
+    expect(await ask(10)).toEqual(['keyword 30 lean', 'vector 30 lean']);
+    expect(await ask(20)).toEqual(['keyword 60 lean', 'vector 60 lean']);
     service.pool = { min: 50, factor: 2.5 };
-    expect(await ask(10)).toEqual(['keyword 50', 'vector 50']);
-    expect(await ask(25)).toEqual(['keyword 63', 'vector 63']);
+    expect(await ask(10)).toEqual(['keyword 50 lean', 'vector 50 lean']);
+    expect(await ask(25)).toEqual(['keyword 63 lean', 'vector 63 lean']);
   });
 });

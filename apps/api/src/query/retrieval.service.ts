@@ -143,11 +143,11 @@ export class RetrievalService {
         const [kw, vec] = await Promise.all([
           req.alpha < 1 && req.query.trim()
             ? clock
-                .timed(`engine.keyword.${store}`, 1, () => this.infra.search.index.keywordSearchLean(index, req.query, { limit: pool, filter, operator: req.operator }))
+                .timed(`engine.keyword.${store}`, 1, () => this.infra.search.index.keywordSearch(index, req.query, { limit: pool, filter, operator: req.operator, fields: 'lean' }))
                 .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now, rows)) : hits))
                 .then(load)
             : Promise.resolve([]),
-          vectorPromise.then((v) => (v && this.queryVectorsFit(ref) ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearchLean(index, v, { limit: pool, filter })).then(load) : [])),
+          vectorPromise.then((v) => (v && this.queryVectorsFit(ref) ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearch(index, v, { limit: pool, filter, fields: 'lean' })).then(load) : [])),
         ]);
         return { kw, vec };
       }),
@@ -215,7 +215,7 @@ export class RetrievalService {
     const fresh = [...lent.keys()].filter((key) => !inHits.has(key));
     if (fresh.length) {
       // The neighbours' chunks under the same pushed-down filters, and their rows for the checks in retrieve().
-      const [docs] = await Promise.all([this.infra.search.index.listChunksLean(index, { filter: { ...filter, itemIds: fresh } }), rows.load(fresh)]);
+      const [docs] = await Promise.all([this.infra.search.index.listChunks(index, { filter: { ...filter, itemIds: fresh }, fields: 'lean' }), rows.load(fresh)]);
       for (const d of docs) out.push({ chunkId: d.chunkId, itemId: d.itemId, score: lent.get(d.itemId)!, doc: d });
     }
     return out.sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));
