@@ -43,9 +43,13 @@ export interface SoakSample {
   serviceRssMiB: number;
   /** the service's JavaScript heap in use and its external (Buffer, native) memory, from /metrics */
   heapMiB: number;
+  /** the JavaScript heap's pages held from the system (used or not): what of it is in the resident memory */
+  heapCommittedMiB: number;
   externalMiB: number;
   /** of the resident memory, file pages mapped into the process (reclaimable by the kernel, not the process's own) */
   fileRssMiB: number;
+  /** the search engine's caches (index pages and metadata), bounded by SEARCH_INDEX_CACHE_MB + SEARCH_METADATA_CACHE_MB */
+  searchCacheMiB: number;
   postgresRssMiB: number;
   /** memories the service holds at the sample (items of the soak database, any status) */
   memories: number;
@@ -152,7 +156,7 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
     const w = window;
     window = { times: [], queryTimes: [], byKind: { query: 0, ingest: 0, status: 0 }, errors: 0 };
     const memories = opts.seedMemories + ingested.length;
-    const gauges = await metricGauges(service, ['crs_nodejs_heap_size_used_bytes', 'crs_nodejs_external_memory_bytes']).catch(() => ({}) as Record<string, number>);
+    const gauges = await metricGauges(service, ['crs_nodejs_heap_size_used_bytes', 'crs_nodejs_heap_size_total_bytes', 'crs_nodejs_external_memory_bytes', SEARCH_CACHE_GAUGE]).catch(() => ({}) as Record<string, number>);
     samples.push({
       window: n,
       requests: w.times.length,
@@ -163,14 +167,16 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
       errors: w.errors,
       serviceRssMiB: Math.round(opts.serviceRss() / 2 ** 20),
       heapMiB: Math.round((gauges.crs_nodejs_heap_size_used_bytes ?? 0) / 2 ** 20),
+      heapCommittedMiB: Math.round((gauges.crs_nodejs_heap_size_total_bytes ?? 0) / 2 ** 20),
       externalMiB: Math.round((gauges.crs_nodejs_external_memory_bytes ?? 0) / 2 ** 20),
       fileRssMiB: Math.round(statusField(service.pid, 'RssFile') / 2 ** 20),
+      searchCacheMiB: Math.round((gauges[SEARCH_CACHE_GAUGE] ?? 0) / 2 ** 20),
       postgresRssMiB: Math.round(postgresRss(service.pid) / 2 ** 20),
       memories,
     });
     loadBar.update(Math.round((Date.now() - started) / 1000));
     const s = samples[samples.length - 1];
-    progress.log(`window ${n}: ${s.requests} requests, p50 ${s.p50} / p99 ${s.p99} ms, ${s.errors} errors, service ${s.serviceRssMiB} MiB (heap ${s.heapMiB}, external ${s.externalMiB}, file ${s.fileRssMiB}), ${memories} memories`);
+    progress.log(`window ${n}: ${s.requests} requests, p50 ${s.p50} / p99 ${s.p99} ms, ${s.errors} errors, service ${s.serviceRssMiB} MiB (heap ${s.heapMiB} of ${s.heapCommittedMiB}, external ${s.externalMiB}, file ${s.fileRssMiB}, search caches ${s.searchCacheMiB}), ${memories} memories`);
   };
   // Every window but the last closes on the clock; the last one once every client's final request has been answered.
   const sampler = (async () => {
@@ -225,11 +231,13 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
 }
 
 /** Unlabelled gauges of the service's /metrics. */
+const SEARCH_CACHE_GAUGE = 'crs_cache_bytes{cache="search_engine"}';
+
 async function metricGauges(service: ServiceHandle, names: string[]): Promise<Record<string, number>> {
   const text = await (await fetch(`${service.baseUrl}/metrics`, { headers: { authorization: `Bearer ${service.key}` } })).text();
   const out: Record<string, number> = {};
   for (const name of names) {
-    const m = new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(text);
+    const m = new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} ([0-9.e+-]+)`, 'm').exec(text);
     if (m) out[name] = Number(m[1]);
   }
   return out;
