@@ -31,13 +31,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let stopPg: (() => Promise<void>) | undefined;
   const open = async () => {
     if (infra) return infra;
-    let url = io.env.DATABASE_URL;
-    if (!url) {
-      const pg = await startEmbeddedPostgres({ dataDir: io.env.DATA_DIR ?? '.data', role: 'cli' });
-      url = pg.url;
+    let config = configFromEnv(io.env);
+    if (!config.databaseUrl) {
+      const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli' });
+      config = { ...config, databaseUrl: pg.url };
       stopPg = () => pg.stop();
     }
-    infra = await Infrastructure.open(configFromEnv(io.env, url), { info: () => undefined, error: (o) => io.err(JSON.stringify(o)) });
+    infra = await Infrastructure.open(config, { info: () => undefined, error: (o) => io.err(JSON.stringify(o)) });
     return infra;
   };
   let code = 0;
