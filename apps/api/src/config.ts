@@ -14,10 +14,10 @@ import { THINKING_DEFAULTS, thinkingVariable, type ThinkingWeights } from './que
  * else reads the environment; the README's configuration table mirrors this.
  */
 /**
- * Indexing batches in flight per process and items per batch. 3 × 96 instead of 2 × 64 since cedd6e2: on the 10k
- * speed corpus (ingest only, alternating runs) memories went from 241 to 301-320 items/s to searchable and apps from
- * 212 to 268-285, with less CPU per item: while one batch waits for the projections, the others keep both cores busy,
- * and each wake of the projections carries more events (docs/ingestion.md).
+ * Indexing batches in flight per process and items per batch. On the 10k speed corpus (ingest only, alternating runs)
+ * 3 × 96 takes memories to searchable at 301-320 items/s and apps at 268-285, against 241 and 212 with 2 × 64, with
+ * less CPU per item: while one batch waits for the projections, the others keep both cores busy, and each wake of the
+ * projections carries more events (docs/ingestion.md).
  */
 export const PIPELINE_DEFAULTS = { concurrency: 3, batchSize: 96 } as const;
 

@@ -55,7 +55,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--label <label>', 'a note to recognise the key by')
     .action(async (o: { org: string; databases?: string; label?: string }) => {
       const i = await open();
-      // Given, the option must name databases: an empty value (an unset shell variable) used to mean all of them.
+      // Given, the option must name databases: an empty value (an unset shell variable) must not mean all of them.
       const databases = o.databases === undefined ? null : o.databases.split(',').map((s) => s.trim()).filter(Boolean);
       if (databases && !databases.length) throw new Error('--databases names no database; leave the option out for a key that reaches every database of the organization');
       for (const name of databases ?? []) assertDatabaseName(name, `--databases entry '${name}'`);
