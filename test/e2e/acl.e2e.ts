@@ -137,7 +137,7 @@ describe('access control through HTTP (rules 1-14 that apply without connectors)
       const both = JSON.parse((await run('audit', 'visible', 'corp', '--database', 'acl', ...principals)).out[0]);
       expect([principals.join(' '), both.visible, both.principals]).toEqual([principals.join(' '), true, expect.arrayContaining(['ann@corp.io', 'group:slack:eng'])]);
     }
-    // An item that is not in that collection is an error (it was a definite "did not exist" answer, exit 0).
+    // An item that is not in that collection is an error (not a definite "did not exist" answer with exit 0).
     const elsewhere = await run('audit', 'visible', 'corp', '--database', 'acl', '--collection', 'other', '--principal', 'ann@corp.io');
     expect([elsewhere.code, elsewhere.out]).toEqual([1, []]);
   });

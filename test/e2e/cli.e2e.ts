@@ -43,7 +43,7 @@ describe('crs CLI', () => {
     expect({ code: two.code, lines: two.out.length, err: two.err }).toEqual({ code: 0, lines: 2, err: [] });
   });
 
-  it('--databases must name databases: an empty value (an unset shell variable) or a bad name makes no key (it made an org-wide one)', async () => {
+  it('--databases must name databases: an empty value (an unset shell variable) or a bad name makes no key, not an org-wide one', async () => {
     const before = (await crs(t, 'keys', 'list', '--org', 'narrow')).out.length;
     for (const value of ['', ',', ' ', 'a b']) {
       const r = await crs(t, 'keys', 'create', '--org', 'narrow', '--databases', value);

@@ -82,7 +82,7 @@ describe('ingest and query through HTTP', () => {
     expect(bad.body.error.message).toMatch(/colour/);
   });
 
-  it('a filter on a key the index holds no token for is 400 (it was a 500, or for dotted keys an empty answer); a key given twice must meet both conditions', async () => {
+  it('a filter on a key the index holds no token for is 400 (not a 500, nor for dotted keys an empty answer); a key given twice must meet both conditions', async () => {
     const odd = { 'channel name': 'general', "a'b": 'quoted', 'é': 'accent', '1a': 'digit', 'a.b': 'dotted', 'a-b': 'dashed', ['k'.repeat(65)]: 'long' };
     await ingestMemories(t, 'kb', [{ id: 'odd-keys', text: 'Minutes of the pelican committee', metadata: JSON.stringify({ team: 'blue' }), additional_metadata: { ...odd, k_64: 'fine' } }]);
     await waitForStatus(t, 'kb', ['odd-keys']);
@@ -95,7 +95,7 @@ describe('ingest and query through HTTP', () => {
     expect(fine.body.data.chunks.map((c: any) => c.id)).toEqual(['odd-keys']);
     // The item keeps every key it was sent with.
     expect(fine.body.data.chunks[0].additional_metadata ?? fine.body.data.chunks[0].document_metadata).toMatchObject(odd);
-    // Top level and tenant_metadata on one attribute: both hold (the second used to replace the first), in either order.
+    // Top level and tenant_metadata on one attribute: both hold (the second does not replace the first), in either order.
     for (const filters of [{ team: 'blue', tenant_metadata: { team: 'red' } }, { tenant_metadata: { team: 'red' }, team: 'blue' }]) {
       const both = await t.request('POST', '/query', { body: { database: 'kb', query: 'pelican committee', metadata_filters: filters } });
       expect(both.body.data.chunks).toEqual([]);

@@ -5,7 +5,7 @@ import { streams } from '../../libs/domain/src/streams';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 
-/** Inputs at the edges that once got past validation and broke something (black-box audit of 2026-11-25). */
+/** Inputs at the edges of what validation accepts, each of which would break something if it got past. */
 describe('input at the edges', () => {
   let t: TestApp;
   beforeAll(async () => {

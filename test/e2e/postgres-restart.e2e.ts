@@ -4,8 +4,8 @@ import { spawnService, type ServiceHandle } from '../../bench/lib/service';
 
 /**
  * The embedded Postgres killed under a running service (OOM killer, an operator's kill -9): the service starts it
- * again and serves on, and nothing committed before is lost. Before, it answered /health with 200 and failed every
- * other request, logging the same connection error forever, until someone restarted it. Runs the built service
+ * again and serves on, and nothing committed before is lost (rather than answering /health with 200 while failing
+ * every other request, logging the same connection error until someone restarts it). Runs the built service
  * (`npm install` builds dist/) as its own process, as `npm start` does.
  */
 describe('the embedded Postgres killed under the service', () => {

@@ -104,11 +104,11 @@ describe('crs databases reembed', () => {
 });
 
 /**
- * A re-embed killed half-way used to leave its database recorded with the new model while its indexes still held the
- * old one: its queries failed, the search-index processor retried a vector of the wrong length forever (so no other
- * database was indexed either), and running the re-embed again said there was nothing to do. The service here runs the
- * 16-dimension model; the database is left exactly in that state (created with GloVe, its change recorded, its indexes
- * never rebuilt).
+ * A database recorded with the new model while its indexes still hold the old one (what a re-embed that records the
+ * change before rebuilding leaves when killed half-way): its queries must still answer, the search-index processor
+ * must not retry a vector of the wrong length forever (which would stop every other database's indexing), and running
+ * the re-embed again must finish the move rather than find nothing to do. The service here runs the 16-dimension model; the database is left exactly in that
+ * state (created with GloVe, its change recorded, its indexes never rebuilt).
  */
 describe('crs databases reembed, resumed after a kill', () => {
   let t: TestApp;
@@ -138,7 +138,7 @@ describe('crs databases reembed, resumed after a kill', () => {
     // Before the change: this service's model is not the database's, its memory errors and waits for the re-embed.
     await ingestMemories(t, 'stuck', [{ id: 'early', text: 'The kestrel nests on the old water tower.' }]);
     await waitForStatus(t, 'stuck', ['early'], ['errored']);
-    // The state a re-embed killed after recording the change (and before its swap) used to leave.
+    // The state a re-embed that records the change first leaves when killed before its swap.
     await commands.onDatabase(ctx, databaseId, { type: 'ChangeEmbedder', databaseId, embedder: fakeSpace, createdWith: glove });
     await ingestMemories(t, 'stuck', [{ id: 'late', text: 'The kestrel came back to the tower at dusk.' }]);
 

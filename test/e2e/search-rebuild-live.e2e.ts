@@ -8,10 +8,9 @@ import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 
 /**
- * `crs projections rebuild search-index` while the service ingests (audit of 2026-11-25: items indexed in the second
- * after the swap went into the old generation and were lost). Its own app: run after cli.e2e's other tests in the same
- * app, the trickle's items once stayed not_found in /context/status for 30 s (not understood yet; see the closing
- * note of that session).
+ * `crs projections rebuild search-index` while the service ingests: items indexed in the second after the swap must
+ * reach the new generation, not be lost with the old one. It runs on an app of its own: after cli.e2e's other tests on
+ * a shared app, the trickle's items can stay not_found in /context/status for 30 s, for a reason not yet understood.
  */
 describe('search-index rebuild while the service ingests', () => {
   jest.setTimeout(120_000);

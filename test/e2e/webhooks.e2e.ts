@@ -217,7 +217,7 @@ describe('indexing webhooks', () => {
     expect(supplied.body).toEqual({ generated: false, signing_secret_configured: true, message: expect.any(String) });
     const conflict = await t.request('POST', '/webhooks/indexing/signing-secret', { body: { signing_secret: secret, generate_signing_secret: true } });
     expect(conflict.status).toBe(422);
-    // An explicit "do not generate" with nothing supplied sets nothing (it used to rotate the secret).
+    // An explicit "do not generate" with nothing supplied sets nothing (and never rotates the secret).
     const setsBefore = (await t.infra.store.readAll()).filter((e) => e.type === 'SigningSecretSet').length;
     const nothing = await t.request('POST', '/webhooks/indexing/signing-secret', { body: { generate_signing_secret: false } });
     expect(nothing.status).toBe(400);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isAlive } from '../../libs/persistence/src/embedded-postgres';
 
-/** One service per data directory; a crs command shares a running one (audit of 2026-11-25, M2). */
+/** One service per data directory; a crs command shares a running one. */
 describe('embedded Postgres ownership', () => {
   jest.setTimeout(120_000);
   const dir = mkdtempSync(join(tmpdir(), 'crs-owner-'));

@@ -292,7 +292,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await index.upsert('orphan', [doc(1, [1, 0], 'after a crash')]);
     expect(await index.count('orphan')).toBe(1);
     expect(existsSync(lockDir)).toBe(false);
-    // The lock directory removed under a running instance: made again (it was retried for ever).
+    // The lock directory removed under a running instance: made again (not retried for ever).
     rmSync(join(dir, '.locks'), { recursive: true, force: true });
     await index.upsert('orphan', [doc(2, [0, 1], 'after a cleanup')]);
     expect(await index.count('orphan')).toBe(2);

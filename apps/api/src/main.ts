@@ -1,22 +1,21 @@
 import 'reflect-metadata';
 import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-postgres';
 import { createApp } from './app.factory';
-import { configFromEnv } from './config';
+import { ConfigurationError, configFromEnv } from './config';
 
 /**
  * `npm start`: the API on PORT (8080) with the worker in the same process. Without DATABASE_URL it starts
  * a real Postgres from the embedded-postgres package under DATA_DIR (./.data) and reuses it on restart.
  */
 async function main(): Promise<void> {
-  let databaseUrl = process.env.DATABASE_URL;
+  let config = configFromEnv(process.env);
   let stopPostgres: (() => Promise<void>) | undefined;
-  if (!databaseUrl) {
-    const dataDir = process.env.DATA_DIR ?? '.data';
-    console.log(`Starting embedded Postgres under ${dataDir}/postgres ...`);
+  if (!config.databaseUrl) {
+    console.log(`Starting embedded Postgres under ${config.dataDir}/postgres ...`);
     const pg = await startEmbeddedPostgres({
-      dataDir,
-      log: process.env.LOG_LEVEL === 'debug' ? (l) => console.log(l) : undefined,
-      statStatements: process.env.POSTGRES_STAT_STATEMENTS === 'true',
+      dataDir: config.dataDir,
+      log: config.logLevel === 'debug' ? (l) => console.log(l) : undefined,
+      statStatements: config.postgresStatStatements,
       onUnexpectedExit: ({ code, signal }) => console.error(`embedded Postgres exited unexpectedly (${signal ?? `code ${code}`}); restarting it`),
       onRestarted: (attempt) => console.error(`embedded Postgres restarted (attempt ${attempt})`),
       onGiveUp: (err) => {
@@ -25,10 +24,9 @@ async function main(): Promise<void> {
         process.exit(1);
       },
     });
-    databaseUrl = pg.url;
+    config = { ...config, databaseUrl: pg.url };
     stopPostgres = () => pg.stop();
   }
-  const config = configFromEnv(process.env, databaseUrl);
   const { app, close } = await createApp(config);
   await app.listen({ port: config.port, host: config.host });
   const shown = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
@@ -52,6 +50,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  // A setting given wrongly: its message says which and what it accepts; a stack trace would only bury it.
+  console.error(err instanceof ConfigurationError ? err.message : err);
   process.exit(1);
 });

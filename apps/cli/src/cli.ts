@@ -31,13 +31,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let stopPg: (() => Promise<void>) | undefined;
   const open = async () => {
     if (infra) return infra;
-    let url = io.env.DATABASE_URL;
-    if (!url) {
-      const pg = await startEmbeddedPostgres({ dataDir: io.env.DATA_DIR ?? '.data', role: 'cli' });
-      url = pg.url;
+    let config = configFromEnv(io.env);
+    if (!config.databaseUrl) {
+      const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli' });
+      config = { ...config, databaseUrl: pg.url };
       stopPg = () => pg.stop();
     }
-    infra = await Infrastructure.open(configFromEnv(io.env, url), { info: () => undefined, error: (o) => io.err(JSON.stringify(o)) });
+    infra = await Infrastructure.open(config, { info: () => undefined, error: (o) => io.err(JSON.stringify(o)) });
     return infra;
   };
   let code = 0;
@@ -55,7 +55,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--label <label>', 'a note to recognise the key by')
     .action(async (o: { org: string; databases?: string; label?: string }) => {
       const i = await open();
-      // Given, the option must name databases: an empty value (an unset shell variable) used to mean all of them.
+      // Given, the option must name databases: an empty value (an unset shell variable) must not mean all of them.
       const databases = o.databases === undefined ? null : o.databases.split(',').map((s) => s.trim()).filter(Boolean);
       if (databases && !databases.length) throw new Error('--databases names no database; leave the option out for a key that reaches every database of the organization');
       for (const name of databases ?? []) assertDatabaseName(name, `--databases entry '${name}'`);

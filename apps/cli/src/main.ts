@@ -21,7 +21,7 @@ runCli(process.argv.slice(2), {
   progress: Boolean(process.stderr.isTTY),
 }).then(async (code) => {
   // Into a pipe, output is written asynchronously once the pipe is full: exiting at once would cut it short
-  // (an auditor's `crs events read | jq` got a random part of the log, and exit status 0).
+  // (an auditor's `crs events read | jq` would get a random part of the log, and exit status 0).
   await flushed(process.stdout);
   await flushed(process.stderr);
   process.exit(code);

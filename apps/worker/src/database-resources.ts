@@ -49,8 +49,8 @@ export const BLOB_SWEEP_GRACE_MS = 60_000;
 
 /**
  * Per-database blob directory (content-addressed payloads); the scheduler component owns it. The directory comes from
- * the blob store itself: until 2026-11-25 this contributor joined its own path (`blobs/blobs/<id>`), so deleting a
- * database removed an empty directory and left every blob on disk.
+ * the blob store itself, never from a path joined here, so deleting a database removes the directory that holds its
+ * blobs.
  */
 export class BlobDirectoryContributor implements ResourceContributor {
   constructor(

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import pino from 'pino';
-import { configFromEnv } from '../../api/src/config';
+import { ConfigurationError, configFromEnv } from '../../api/src/config';
 import { Infrastructure } from '../../api/src/infrastructure';
 
 /**
@@ -8,10 +8,10 @@ import { Infrastructure } from '../../api/src/infrastructure';
  * In single-node mode (`npm start`) the API process runs the same runner itself.
  */
 async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('the standalone worker needs DATABASE_URL (npm start runs the worker inside the API instead)');
-  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'crs-worker' } });
-  const infra = await Infrastructure.open(configFromEnv(process.env, databaseUrl), { info: (o, m) => logger.info(o, m), error: (o, m) => logger.error(o, m) });
+  const config = configFromEnv(process.env);
+  if (!config.databaseUrl) throw new ConfigurationError('the standalone worker needs DATABASE_URL (npm start runs the worker inside the API instead)');
+  const logger = pino({ level: config.logLevel, base: { service: 'crs-worker' } });
+  const infra = await Infrastructure.open(config, { info: (o, m) => logger.info(o, m), error: (o, m) => logger.error(o, m) });
   infra.startWorker();
   logger.info({ subscribers: infra.runner.subscribers.map((s) => s.name) }, 'worker running');
   const stop = async () => {
@@ -23,6 +23,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  console.error(err instanceof ConfigurationError ? err.message : err);
   process.exit(1);
 });

@@ -14,7 +14,7 @@ export interface QueryRecorded {
     /**
      * Thinking mode's forceful relations: the linked chunks returned in `additional_context`, each with the result
      * chunk that linked it, so the log shows everything a query disclosed. Absent when there were none (and on events
-     * written before 2026-11-25).
+     * of versions that did not record them).
      */
     additionalContext?: { chunkId: string; itemId: string; linkedFrom: string }[];
     /** items read-model position the answer reflects */

@@ -193,7 +193,7 @@ interface Owner {
   role: 'service' | 'cli';
   /** When that process started (/proc), so a later process given the same pid is not taken for it. */
   started?: string;
-  /** Names one start of Postgres by that process (files written before 2026-11-26 have none). */
+  /** Names one start of Postgres by that process (files written by versions without it have none). */
   instance?: string;
 }
 
@@ -285,7 +285,7 @@ async function stopOrphan(pid: number, log: (l: string) => void): Promise<void> 
 
 /**
  * Whether a process runs. A zombie (killed, not yet reaped by its parent, as right after a supervisor's SIGKILL) does
- * not: the service restarted at once used to take the dead owner for alive and attach to its orphaned Postgres.
+ * not: a service restarted at once must not take the dead owner for alive and attach to its orphaned Postgres.
  */
 export function isAlive(pid: number): boolean {
   if (!pid || pid === process.pid) return pid === process.pid;

@@ -23,9 +23,8 @@ export function assertValidMetadataKey(key: string): void {
 /**
  * The metadata keys the service indexes a token for (apps/worker chunk-docs), and so the only ones its queries can
  * filter on: identifiers of up to 64 characters. Items may hold other keys (stored and returned as sent); a query
- * filter on one is refused with a clear error rather than pushed down to match nothing. (Until 2026-11-25 queries took
- * '.' and '-' too, which the service never indexed, so such a filter quietly matched nothing, and any other key failed
- * the query with a 500.)
+ * filter on one is refused with a clear error rather than pushed down to match nothing (a key with '.' or '-', which
+ * the service never indexes, would quietly match nothing).
  */
 const INDEXED_METADATA_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 

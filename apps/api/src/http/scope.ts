@@ -76,7 +76,7 @@ export const databaseNotFound = (name: string) => notFound('DATABASE_NOT_FOUND',
  */
 export function scopeFromBodyAndQuery(body: object | undefined, query: object | undefined): ScopeInput {
   const sent = Object.fromEntries(Object.entries(query ?? {}).filter(([, v]) => v !== undefined));
-  // One target per request: a field given in both places with different values is refused (a deletion used to act
+  // One target per request: a field given in both places with different values is refused (a deletion must not act
   // on the query string's and ignore the body's).
   for (const [k, v] of Object.entries(sent)) {
     const other = (body as Record<string, unknown> | undefined)?.[k];

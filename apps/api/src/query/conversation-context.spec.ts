@@ -1,4 +1,8 @@
-import { CONTEXT_DEFAULTS, contextWeights, lendScores } from './conversation-context';
+import { configFromEnv } from '../config';
+import { CONTEXT_DEFAULTS, lendScores } from './conversation-context';
+
+/** The weights the configuration reads from these variables. */
+const contextWeights = (env: NodeJS.ProcessEnv) => configFromEnv(env, 'postgres://spec').retrieval.context;
 
 describe('conversation context', () => {
   it('lends a hit its weights to the memories after and before it, added to their own scores', () => {

@@ -25,30 +25,11 @@ export interface ContextWeights {
 /** Measured on the development benchmarks (LoCoMo dev; docs/retrieval.md). */
 export const CONTEXT_DEFAULTS: ContextWeights = { after: [0.5, 0.25], before: [0.25] };
 
-/** How far a conversation is followed (each weight list is at most this long). */
-export const MAX_CONTEXT_DISTANCE = 3;
-
 /**
- * `RETRIEVAL_CONTEXT_AFTER` / `RETRIEVAL_CONTEXT_BEFORE`: comma-separated non-negative shares (empty or `0` turns a
- * direction off), for tuning without a rebuild; bad values are refused at start.
+ * How far a conversation is followed (each weight list is at most this long). The weights are settings
+ * (`RETRIEVAL_CONTEXT_AFTER` / `RETRIEVAL_CONTEXT_BEFORE`, read by config.ts), for tuning without a rebuild.
  */
-export function contextWeights(env: NodeJS.ProcessEnv): ContextWeights {
-  const parse = (name: string, fallback: number[]): number[] => {
-    const raw = env[name];
-    if (raw === undefined) return fallback;
-    const parts = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const values = parts.map(Number);
-    if (values.length > MAX_CONTEXT_DISTANCE || values.some((v) => !Number.isFinite(v) || v < 0)) {
-      throw new Error(`${name} must be up to ${MAX_CONTEXT_DISTANCE} comma-separated non-negative numbers, got ${raw}`);
-    }
-    // trailing zeros look no further
-    while (values.length && values[values.length - 1] === 0) values.pop();
-    return values;
-  };
-  return { after: parse('RETRIEVAL_CONTEXT_AFTER', CONTEXT_DEFAULTS.after), before: parse('RETRIEVAL_CONTEXT_BEFORE', CONTEXT_DEFAULTS.before) };
-}
-
-export const CONTEXT = contextWeights(process.env);
+export const MAX_CONTEXT_DISTANCE = 3;
 
 /** A neighbour of a hit: `distance` > 0 after it, < 0 before it (only unbroken runs of the same conversation). */
 export interface Neighbour {

@@ -1,7 +1,11 @@
 import { StepClock } from '../../../../libs/domain/src/step-clock';
+import { configFromEnv } from '../config';
 import type { Infrastructure } from '../infrastructure';
-import { candidatePool, POOL_DEFAULTS, poolSize } from './pool-size';
+import { candidatePool, POOL_DEFAULTS } from './pool-size';
 import { RetrievalService } from './retrieval.service';
+
+/** The pool the configuration reads from these variables. */
+const poolSize = (env: NodeJS.ProcessEnv) => configFromEnv(env, 'postgres://spec').retrieval.pool;
 
 describe('retrieval candidate pool', () => {
   it('defaults to max(30, 3 × limit) and takes RETRIEVAL_POOL_MIN / _FACTOR', () => {
@@ -28,16 +32,15 @@ describe('retrieval candidate pool', () => {
       embedder: { embed: async (texts: string[]) => texts.map(() => Float32Array.from([1, 0])) },
       search: { entry: async () => ({ name: 'idx', modelId: null, dimensions: 2 }), index },
     } as unknown as Infrastructure;
-    const service = new RetrievalService(infra);
-    const ask = async (limit: number) => {
+    const ask = async (limit: number, service = new RetrievalService(infra, configFromEnv({}, 'postgres://spec'))) => {
       limits.length = 0;
       await service.retrieve({ databaseId: 'db', stores: ['knowledge'], query: 'q', vectorText: 'q', limit, alpha: 0.5, caller: null, includeApps: true, recencyBias: 0 });
       return [...limits].sort();
     };
     expect(await ask(10)).toEqual(['keyword 30 lean', 'vector 30 lean']);
     expect(await ask(20)).toEqual(['keyword 60 lean', 'vector 60 lean']);
-    service.pool = { min: 50, factor: 2.5 };
-    expect(await ask(10)).toEqual(['keyword 50 lean', 'vector 50 lean']);
-    expect(await ask(25)).toEqual(['keyword 63 lean', 'vector 63 lean']);
+    const tuned = new RetrievalService(infra, configFromEnv({ RETRIEVAL_POOL_MIN: '50', RETRIEVAL_POOL_FACTOR: '2.5' }, 'postgres://spec'));
+    expect(await ask(10, tuned)).toEqual(['keyword 50 lean', 'vector 50 lean']);
+    expect(await ask(25, tuned)).toEqual(['keyword 63 lean', 'vector 63 lean']);
   });
 });

@@ -157,7 +157,7 @@ export function queryCollections(body: { collections?: string[]; sub_tenant_ids?
 
 /**
  * Bounds of one query's metadata filters: every condition becomes engine work on every search (the filter is pushed
- * down into each call), and 20,000 conditions once took 14 s of CPU in one request (50,000 crashed the engine).
+ * down into each call): unbounded, 20,000 conditions took 14 s of CPU in one request, and 50,000 crashed the engine.
  */
 export const FILTER_LIMITS = { conditions: 100, valuesPerCondition: 1000 };
 
@@ -192,7 +192,7 @@ export function splitFilters(db: DatabaseRecord, filters: Record<string, unknown
 /**
  * A condition on a key: a key given twice (a schema attribute at the top level and under tenant_metadata;
  * additional_metadata and its legacy name document_metadata) must satisfy both, so its values are intersected (a
- * chunk holds one value per key; values compare by type). The second one used to replace the first.
+ * chunk holds one value per key; values compare by type). The second never replaces the first.
  */
 function addCondition(target: Record<string, Scalar | Scalar[]>, key: string, value: Scalar | Scalar[], where: string): void {
   if (!isIndexedMetadataKey(key)) throw invalid(`${where}: ${JSON.stringify(key.slice(0, 100))} cannot be filtered on (filter keys: ${METADATA_KEY_RULE}; items may hold other keys, stored and returned but not filterable)`);

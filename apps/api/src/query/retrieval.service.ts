@@ -3,13 +3,14 @@ import { isVisible } from '../../../../libs/domain/src/acl';
 import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
 import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
+import type { AppConfig } from '../config';
 import type { Infrastructure } from '../infrastructure';
 import type { IndexRef } from '../../../worker/src/search/search-catalog';
 import { sameVectorSpace } from '../../../../libs/embeddings/src';
-import { INFRASTRUCTURE } from '../tokens';
+import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
 import { inActiveCollection } from '../../../../projections/databases/databases.queries';
-import { CONTEXT, type ContextWeights, lendScores, type Neighbour } from './conversation-context';
-import { candidatePool, poolSize, type PoolSize } from './pool-size';
+import { type ContextWeights, lendScores, type Neighbour } from './conversation-context';
+import { candidatePool, type PoolSize } from './pool-size';
 
 export interface RetrievalRequest {
   databaseId: string;
@@ -66,7 +67,6 @@ export interface RankedChunk {
   vector: number;
 }
 
-const POOL = poolSize(process.env);
 /** Conversation context: at least this many of the best keyword hits lend to their neighbours. */
 const CONTEXT_LENDERS_MIN = 10;
 /** Query vectors kept in process (by text), so thinking mode and repeated queries do not embed again. */
@@ -81,12 +81,18 @@ const QUERY_VECTORS = 512;
 @Injectable()
 export class RetrievalService {
   private readonly queryVectors = new Map<string, Promise<Float32Array>>();
-  /** Conversation context weights (conversation-context.ts); replaceable in tests. */
-  context: ContextWeights = CONTEXT;
-  /** Candidate pool per engine call (RETRIEVAL_POOL_*); replaceable in tests. */
-  pool: PoolSize = POOL;
+  /** Conversation context weights (conversation-context.ts; RETRIEVAL_CONTEXT_*). */
+  private readonly context: ContextWeights;
+  /** Candidate pool per engine call (pool-size.ts; RETRIEVAL_POOL_*). */
+  private readonly pool: PoolSize;
 
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(
+    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.context = config.retrieval.context;
+    this.pool = config.retrieval.pool;
+  }
 
   /** The query's vector, from a small in-process LRU in front of the embedder. */
   embedQuery(text: string): Promise<Float32Array> {

@@ -2,29 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { dot } from '../../../../libs/embeddings/src';
 import { applyRecency } from '../../../../libs/domain/src/ranking';
 import type { Candidate, ChunkDoc, LeanCandidate, Store } from '../../../../libs/search/src/search-index.port';
+import type { AppConfig } from '../config';
 import type { Infrastructure } from '../infrastructure';
-import { INFRASTRUCTURE } from '../tokens';
+import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
 import { GraphContextService } from './graph-context.service';
 import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
-
-/** Default weights of thinking mode (docs/retrieval.md): entity weights for expansion and the graph's share of the final score. */
-export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0, topHits: 5, neighbours: 10, expansion: 50, rrfK: 10, graphWeight: 0.15 };
-
-/** Each weight can be overridden for tuning with `THINKING_<NAME>` (e.g. THINKING_GRAPH_WEIGHT=0.3); bad values are refused at start. */
-export function thinkingWeights(env: NodeJS.ProcessEnv): typeof THINKING_DEFAULTS {
-  const out = { ...THINKING_DEFAULTS };
-  for (const key of Object.keys(out) as (keyof typeof out)[]) {
-    const name = `THINKING_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
-    const raw = env[name];
-    if (raw === undefined || raw === '') continue;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
-    out[key] = value;
-  }
-  return out;
-}
-
-export const THINKING = thinkingWeights(process.env);
+import type { ThinkingWeights } from './thinking-weights';
 
 const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));
 
@@ -36,21 +19,27 @@ const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndex
  */
 @Injectable()
 export class ThinkingService {
+  /** Weights and bounds of thinking mode (thinking-weights.ts; THINKING_<NAME> overrides each). */
+  private readonly tuning: ThinkingWeights;
+
   constructor(
     @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    @Inject(APP_CONFIG) config: AppConfig,
     private readonly retrieval: RetrievalService,
     private readonly graph: GraphContextService,
-  ) {}
+  ) {
+    this.tuning = config.retrieval.thinking;
+  }
 
   async retrieve(req: RetrievalRequest): Promise<{ ranked: RankedChunk[]; queryKeys: string[] }> {
     // Independent steps run together: the query's entities and their neighbours while the base retrieval runs,
     // then the top hits' entities.
     const clock = this.infra.queryClock;
     const queryKeysP = clock.timed('graph.query_entities', 1, () => this.graph.queryEntities(req.databaseId, req.query));
-    const neighboursP = queryKeysP.then((keys) => clock.timed('thinking.neighbours', 1, () => this.graph.neighbours(req.databaseId, keys, THINKING.neighbours)));
+    const neighboursP = queryKeysP.then((keys) => clock.timed('thinking.neighbours', 1, () => this.graph.neighbours(req.databaseId, keys, this.tuning.neighbours)));
     neighboursP.catch(() => undefined); // awaited below
     const base = await this.retrieval.retrieve({ ...req, limit: Math.max(req.limit * 3, 30) });
-    const top = base.slice(0, THINKING.topHits).map((r) => ({ itemKey: r.item.item_key, chunkIndex: chunkIndexOf(r.candidate.chunkId) }));
+    const top = base.slice(0, this.tuning.topHits).map((r) => ({ itemKey: r.item.item_key, chunkIndex: chunkIndexOf(r.candidate.chunkId) }));
     const [queryKeys, neighbours, hitEntityMap] = await Promise.all([queryKeysP, neighboursP, clock.timed('thinking.hit_entities', 1, () => this.graph.chunkEntities(req.databaseId, top))]);
     // A top hit's entities count only when another top hit shares them: an entity only one hit mentions would
     // just reinforce that hit (and rank any item with a name above a better lexical match that has none).
@@ -58,10 +47,10 @@ export class ThinkingService {
     for (const keys of hitEntityMap.values()) for (const k of new Set(keys)) hitCounts.set(k, (hitCounts.get(k) ?? 0) + 1);
     const hitEntities = [...hitCounts].filter(([, n]) => n >= 2).map(([k]) => k);
     const weights = new Map<string, number>();
-    for (const k of hitEntities) weights.set(k, THINKING.hitEntity);
-    for (const k of neighbours) weights.set(k, Math.max(weights.get(k) ?? 0, THINKING.neighbour));
-    for (const k of queryKeys) weights.set(k, THINKING.queryEntity);
-    const expansion = await clock.timed('thinking.expansion', 1, () => this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, THINKING.expansion));
+    for (const k of hitEntities) weights.set(k, this.tuning.hitEntity);
+    for (const k of neighbours) weights.set(k, Math.max(weights.get(k) ?? 0, this.tuning.neighbour));
+    for (const k of queryKeys) weights.set(k, this.tuning.queryEntity);
+    const expansion = await clock.timed('thinking.expansion', 1, () => this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, this.tuning.expansion));
     const graphScore = new Map(expansion.map((e) => [`${e.itemKey}:${e.chunkIndex}`, e.score]));
     const maxGraph = Math.max(1e-9, ...graphScore.values());
 
@@ -113,10 +102,10 @@ export class ThinkingService {
     const byId = (a: [string, number], b: [string, number]) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1);
     const lexRank = new Map([...lexical.entries()].map(([id, l]) => [id, l.score] as [string, number]).sort(byId).map(([id], i) => [id, i + 1]));
     const graphRank = new Map([...graphScore.entries()].filter(([id]) => candidates.has(id)).sort(byId).map(([id], i) => [id, i + 1]));
-    const best = (1 + THINKING.graphWeight) / (THINKING.rrfK + 1);
+    const best = (1 + this.tuning.graphWeight) / (this.tuning.rrfK + 1);
     const ranked: RankedChunk[] = [...candidates.entries()].map(([id, c]) => {
       const g = graphRank.get(id);
-      const fused = (1 / (THINKING.rrfK + lexRank.get(id)!) + (g ? THINKING.graphWeight / (THINKING.rrfK + g) : 0)) / best;
+      const fused = (1 / (this.tuning.rrfK + lexRank.get(id)!) + (g ? this.tuning.graphWeight / (this.tuning.rrfK + g) : 0)) / best;
       const score = applyRecency(fused, now - new Date(c.item.updated_at).getTime(), req.recencyBias);
       return { candidate: c.candidate, item: c.item, score, keyword: c.keyword, vector: lexical.get(id)!.vector };
     });

@@ -57,7 +57,8 @@ export class SearchCatalog implements ResourceContributor {
     await this.ds.query(SEARCH_CATALOG_DDL);
     await this.ds.query(SEARCH_CATALOG_MODEL_DDL);
     // Indexes registered before models were recorded hold their database's embedder (when its length fits: an index
-    // a killed re-embed of the old order left behind holds the earlier one, and stays unrecorded until re-embedded).
+    // a re-embed that recorded the change before rebuilding left behind when killed holds the earlier one, and stays
+    // unrecorded until re-embedded).
     await this.ds
       .query(
         `UPDATE search_indexes s SET model_id = d.embedder->>'modelId' FROM rm_databases d
@@ -68,8 +69,8 @@ export class SearchCatalog implements ResourceContributor {
 
   /**
    * Runs a whole-index operation (rebuild, re-embed, verify) as the only one, across processes: a session advisory lock
-   * held for its whole run. Two rebuilds at once each dropped the generation the other had just made live, and every
-   * search index was gone (audit of 2026-11-25). A second one is refused at once, naming the reason.
+   * held for its whole run: two rebuilds at once would each drop the generation the other had just made live, leaving
+   * no search index at all. A second one is refused at once, naming the reason.
    */
   async exclusively<T>(what: string, run: () => Promise<T>): Promise<T> {
     const session = this.ds.createQueryRunner();

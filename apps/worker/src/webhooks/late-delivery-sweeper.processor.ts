@@ -6,8 +6,8 @@ import type { ProjectionRunner } from '../../../../libs/persistence/src/projecti
 /**
  * A delivery attempt recorded for a database or collection that is being deleted (or is gone) is deleted from the log
  * again. The dispatcher may be sending while the deletion lists and deletes the delivery streams; its attempt, recorded
- * after a slow receiver answered, then started the deleted stream anew (audit of 2026-11-25: `delivery-*` streams
- * outlived their database). The delivery is live only while its record exists and its collection is active.
+ * after a slow receiver answered, would start the deleted stream anew, and a `delivery-*` stream would outlive its
+ * database. The delivery is live only while its record exists and its collection is active.
  */
 export class LateDeliverySweeper implements Processor {
   readonly kind = 'processor' as const;
