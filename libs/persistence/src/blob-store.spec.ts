@@ -171,3 +171,22 @@ describe('BlobStore with small blobs as rows', () => {
     expect(await rows.sweep(id, renewed, 0)).toBe('removed');
   });
 });
+
+describe('BlobStore cache memory', () => {
+  it('holds each cached blob in memory of its own, not a slice of a shared slab it would keep alive', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'blobs-'));
+    try {
+      const store = new BlobStore(root);
+      const small = Buffer.from('a small blob, allocated from the shared pool');
+      expect(small.buffer.byteLength).toBeGreaterThan(small.length); // the premise: a pooled slice
+      const sha = await store.put(DB, small);
+      unlinkSync(store.path(DB, sha));
+      const cached = await store.get(DB, sha); // answered from the cache
+      expect(cached.toString()).toBe(small.toString());
+      expect(cached.buffer.byteLength).toBe(cached.length);
+      expect(store.cacheUsage()).toEqual({ bytes: small.length, entries: 1 });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -225,7 +225,7 @@ export class BlobStore {
   private remember(key: string, bytes: Buffer): void {
     if (bytes.length > this.cacheBytes / 8) return; // a large file would push out many small blobs
     this.forget(key);
-    this.cache.set(key, bytes);
+    this.cache.set(key, ownMemory(bytes));
     this.cached += bytes.length;
     for (const [oldest, b] of this.cache) {
       if (this.cached <= this.cacheBytes) break;
@@ -240,6 +240,18 @@ export class BlobStore {
     this.cache.delete(key);
     this.cached -= had.length;
   }
+}
+
+/**
+ * The bytes in memory of their own. Node hands out small Buffers (from strings, from Postgres rows) as slices of a
+ * shared 8 KiB slab, and a cached slice keeps its whole slab alive: the cache's byte budget would then bound what it
+ * counts, not what it holds.
+ */
+function ownMemory(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes;
+  const own = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(own);
+  return own;
 }
 
 /** The file calls a blob write makes; awaiting a synchronous call's result adds no thread-pool round trip. */
