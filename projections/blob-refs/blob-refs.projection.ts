@@ -78,17 +78,3 @@ async function applyRun(events: RecordedEvent[], sql: Sql): Promise<void> {
     );
   }
 }
-
-/**
- * The blobs only the given collection's items reference (its deletion may remove them from disk), given every read
- * model has seen the deletion request.
- */
-export async function blobsOnlyIn(sql: Sql, databaseId: string, collection: string): Promise<string[]> {
-  const rows: { sha256: string }[] = await sql.query(
-    `SELECT DISTINCT r.sha256 FROM rm_blob_refs r
-     WHERE r.database_id = $1 AND r.collection = $2
-       AND NOT EXISTS (SELECT 1 FROM rm_blob_refs o WHERE o.database_id = $1 AND o.sha256 = r.sha256 AND o.collection <> $2)`,
-    [databaseId, collection],
-  );
-  return rows.map((r) => r.sha256);
-}

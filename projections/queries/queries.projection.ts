@@ -2,11 +2,9 @@ import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
 import type { Sql } from '../../libs/persistence/src/data-source';
 import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
 import type { QueryRecorded } from '../../libs/domain/src/query.events';
+import { ONLY_IN_COLLECTION } from './queries.queries';
 
 /** Recorded queries by request id: what feedback links to and its evaluation report scores. */
-/** A query scoped to one collection only (`$2`): its record goes with that collection. */
-export const ONLY_IN_COLLECTION = 'collections IS NOT NULL AND cardinality(collections) > 0 AND collections <@ ARRAY[$2]::text[]';
-
 export const queriesProjection: ReadModelProjection = {
   kind: 'read-model',
   name: 'queries',

@@ -52,7 +52,7 @@ export interface AppConfig {
    */
   caches: { searchIndexBytes: number; searchMetadataBytes: number; blobBytes: number };
   searchVersionRetentionMs: number;
-  /** Recorded queries (QueryRecorded and rm_queries) are removed this long after they were asked, unless feedback links to them; 0 keeps them. */
+  /** Recorded queries (QueryRecorded and the queries read model) are removed this long after they were asked, unless feedback links to them; 0 keeps them. */
   queryRetentionMs: number;
   /** Tuning of retrieval, read at start (docs/retrieval.md): candidate pool, conversation context, thinking-mode weights. */
   retrieval: { pool: PoolSize; context: ContextWeights; thinking: ThinkingWeights };

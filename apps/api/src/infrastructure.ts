@@ -11,7 +11,9 @@ import { databasesProjection } from '../../../projections/databases/databases.pr
 import { itemsProjection } from '../../../projections/items/items.projection';
 import { itemTombstonesProjection } from '../../../projections/item-tombstones/item-tombstones.projection';
 import { blobRefsProjection } from '../../../projections/blob-refs/blob-refs.projection';
-import { ONLY_IN_COLLECTION, queriesProjection } from '../../../projections/queries/queries.projection';
+import { queriesProjection } from '../../../projections/queries/queries.projection';
+import { requestIdsOf } from '../../../projections/queries/queries.queries';
+import { liveAndDeletedItemKeys } from '../../../projections/item-tombstones/item-tombstones.queries';
 import { feedbackProjection } from '../../../projections/feedback/feedback.projection';
 import { webhookOutboxProjection } from '../../../projections/webhook-outbox/webhook-outbox.projection';
 import { openWebhookRuntime, type WebhookRuntime } from '../../worker/src/webhooks/webhook-runtime';
@@ -149,13 +151,7 @@ export class Infrastructure {
 
 /** The item streams of a database (or one collection), live ones and those of items deleted one by one: deleted with it. */
 async function itemStreams(ds: DataSource, databaseId: string, collection?: string): Promise<string[]> {
-  const rows: { item_key: string }[] = collection
-    ? await ds.query(
-        `SELECT item_key FROM rm_items WHERE database_id = $1 AND collection = $2
-         UNION SELECT item_key FROM rm_item_tombstones WHERE database_id = $1 AND collection = $2`,
-        [databaseId, collection],
-      )
-    : await ds.query('SELECT item_key FROM rm_items WHERE database_id = $1 UNION SELECT item_key FROM rm_item_tombstones WHERE database_id = $1', [databaseId]);
+  const rows = await liveAndDeletedItemKeys(ds, databaseId, collection);
   return rows.map((r) => streams.item(databaseId, r.item_key));
 }
 
@@ -164,9 +160,6 @@ async function itemStreams(ds: DataSource, databaseId: string, collection?: stri
  * the queries asked of that collection alone; one that spanned others (or every collection) stays (docs/databases.md).
  */
 async function queryStreams(ds: DataSource, databaseId: string, collection?: string): Promise<string[]> {
-  const rows: { request_id: string }[] =
-    collection === undefined
-      ? await ds.query('SELECT request_id FROM rm_queries WHERE database_id = $1', [databaseId])
-      : await ds.query(`SELECT request_id FROM rm_queries WHERE database_id = $1 AND ${ONLY_IN_COLLECTION}`, [databaseId, collection]);
+  const rows = await requestIdsOf(ds, databaseId, collection);
   return rows.map((r) => streams.query(databaseId, r.request_id));
 }

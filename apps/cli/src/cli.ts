@@ -10,6 +10,7 @@ import { reembedDatabase } from '../../worker/src/search/reembed';
 import { aclHistory, visibleAt } from './audit';
 import { assertDatabaseName } from '../../../libs/domain/src/names';
 import { FeedbackRepository } from '../../api/src/feedback/feedback.repository';
+import { organizationOfDatabase } from '../../../projections/databases/databases.queries';
 
 /** The search index is rebuilt by generation swap rather than in a Postgres transaction. */
 const SEARCH_INDEX = 'search-index';
@@ -197,16 +198,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--org <org>', 'organization (to resolve the database by name)', 'default')
     .action(async (database: string, o: { org: string }) => {
       const { i, databaseId } = await resolveDb({ database, org: o.org });
-      const [row] = await i.ds.query('SELECT org_id FROM rm_databases WHERE id = $1', [databaseId]);
-      if (!row) throw new Error(`database ${database} not found`);
+      const orgId = await organizationOfDatabase(i.ds, databaseId);
+      if (orgId === undefined) throw new Error(`database ${database} not found`);
       // The read models must follow the change while this runs (a running service does it too; runs are safe side by side).
       i.runner.start((s) => s.kind === 'read-model');
       const bar = io.progress ? new SingleBar({ format: `reembed [{bar}] {value}/{total} positions`, hideCursor: true }, Presets.shades_classic) : undefined;
       bar?.start(Math.max(1, await i.store.headPosition()), 0);
       const r = await reembedDatabase(
         { ds: i.ds, store: i.store, runner: i.runner, catalog: i.search, subscriber: new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.vectorSpaces), embedder: i.embedder },
-        { id: databaseId, orgId: row.org_id },
-        { orgId: row.org_id, actor: 'cli' },
+        { id: databaseId, orgId },
+        { orgId, actor: 'cli' },
         (p, head) => {
           bar?.setTotal(Math.max(1, head));
           bar?.update(p);

@@ -2,7 +2,7 @@ import { mkdir, access } from 'node:fs/promises';
 import type { DataSource } from 'typeorm';
 import type { DatabaseComponent, EmbedderSpec } from '../../../libs/domain/src/events';
 import type { BlobStore } from '../../../libs/persistence/src/blob-store';
-import { blobsOnlyIn } from '../../../projections/blob-refs/blob-refs.projection';
+import { blobsOnlyIn, referencedBlobs } from '../../../projections/blob-refs/blob-refs.queries';
 
 /**
  * The physical parts of a database outside the event log. Each contributor provisions what it owns and
@@ -77,8 +77,7 @@ export class BlobDirectoryContributor implements ResourceContributor {
   private later(databaseId: string, shas: string[], round: number): void {
     setTimeout(() => {
       void (async () => {
-        const referenced: { sha256: string }[] = await this.ds!.query('SELECT DISTINCT sha256 FROM rm_blob_refs WHERE database_id = $1 AND sha256 = ANY($2)', [databaseId, shas]);
-        const taken = new Set(referenced.map((r) => r.sha256));
+        const taken = await referencedBlobs(this.ds!, databaseId, shas);
         const again: string[] = [];
         for (const sha of shas.filter((x) => !taken.has(x))) if (!(await this.blobs.sweep(databaseId, sha, this.graceMs))) again.push(sha);
         if (again.length && round < 3) this.later(databaseId, again, round + 1);

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { inActiveCollection } from '../../../../projections/databases/databases.queries';
+import { itemStatusesByIds } from '../../../../projections/items/items.queries';
 
 export interface StatusEntry {
   id: string;
@@ -26,11 +26,7 @@ const MESSAGES: Record<string, string> = {
 
 /** Status entries for item ids in a database (optionally one collection); unknown ids (and those of a collection being deleted) get `not_found`. */
 export async function itemStatuses(ds: DataSource, databaseId: string, ids: string[], collection?: string): Promise<StatusEntry[]> {
-  const rows: any[] = await ds.query(
-    `SELECT item_id, collection, store, source_type, title, status, error_code, error_message, updated_at FROM rm_items i
-     WHERE database_id = $1 AND item_id = ANY($2) ${collection ? 'AND collection = $3' : ''} AND ${inActiveCollection('i')} ORDER BY item_id, collection, store`,
-    collection ? [databaseId, ids, collection] : [databaseId, ids],
-  );
+  const rows = await itemStatusesByIds(ds, databaseId, ids, collection);
   const out: StatusEntry[] = [];
   for (const id of ids) {
     const matches = rows.filter((r) => r.item_id === id);

@@ -2,8 +2,14 @@ import type { DataSource } from 'typeorm';
 import type { ApiKeyRecord } from '../../../../libs/persistence/src/api-keys';
 import type { MetadataField } from '../../../../libs/domain/src/metadata-schema';
 import type { EmbedderSpec } from '../../../../libs/domain/src/events';
-import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import { databaseNotFound } from '../http/scope';
+import {
+  activeCollections,
+  findDatabaseById,
+  findDatabaseByName,
+  liveDatabasesOf,
+  type DatabaseLookupRow,
+} from '../../../../projections/databases/databases.queries';
 
 export interface DatabaseRecord {
   id: string;
@@ -26,15 +32,15 @@ export class DatabaseDirectory {
   constructor(private readonly ds: DataSource) {}
 
   async find(orgId: string, name: string): Promise<DatabaseRecord | null> {
-    const rows = await queryPrepared(this.ds, 'crs_database_find', `SELECT ${DATABASE_COLUMNS} FROM rm_databases WHERE org_id = $1 AND name = $2`, [orgId, name]);
-    return rows[0] ? toRecord(rows[0]) : null;
+    const row = await findDatabaseByName(this.ds, orgId, name);
+    return row ? toRecord(row) : null;
   }
 
   /** A database of the organization by id (presigned URLs name it so: a name can be taken again once deleted). */
   async findById(orgId: string, id: string): Promise<DatabaseRecord | null> {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
-    const rows = await this.ds.query(`SELECT ${DATABASE_COLUMNS} FROM rm_databases WHERE org_id = $1 AND id = $2`, [orgId, id]);
-    return rows[0] ? toRecord(rows[0]) : null;
+    const row = await findDatabaseById(this.ds, orgId, id);
+    return row ? toRecord(row) : null;
   }
 
   /** The live (not deleting) database the key can reach, or 404 DATABASE_NOT_FOUND. */
@@ -46,20 +52,17 @@ export class DatabaseDirectory {
   }
 
   async list(auth: ApiKeyRecord): Promise<DatabaseRecord[]> {
-    const rows = await this.ds.query(`SELECT ${DATABASE_COLUMNS} FROM rm_databases WHERE org_id = $1 AND status <> 'deleting' ORDER BY name`, [auth.orgId]);
-    return rows.map(toRecord).filter((d: DatabaseRecord) => keyReaches(auth, d.name));
+    const rows = await liveDatabasesOf(this.ds, auth.orgId);
+    return rows.map(toRecord).filter((d) => keyReaches(auth, d.name));
   }
 
   async collections(databaseId: string): Promise<{ name: string; createdAt: string }[]> {
-    const rows = await this.ds.query(`SELECT name, created_at FROM rm_collections WHERE database_id = $1 AND status = 'active' ORDER BY name`, [databaseId]);
-    return rows.map((r: any) => ({ name: r.name, createdAt: new Date(r.created_at).toISOString() }));
+    const rows = await activeCollections(this.ds, databaseId);
+    return rows.map((r) => ({ name: r.name, createdAt: new Date(r.created_at).toISOString() }));
   }
 }
 
-/** What toRecord reads (an explicit list: the lookup every request makes is a prepared statement). */
-const DATABASE_COLUMNS = 'id, org_id, name, status, metadata_schema, embedder, scheduler_ready, graph_ready, vs_knowledge_ready, vs_memories_ready, created_at, updated_at';
-
-function toRecord(r: any): DatabaseRecord {
+function toRecord(r: DatabaseLookupRow): DatabaseRecord {
   return {
     id: r.id,
     orgId: r.org_id,

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { evaluateRetrieval, EVALUATION_CUTOFFS, type JudgedQuery, type QueryScore } from '../../../../libs/domain/src/feedback/feedback-evaluation';
 import { streams } from '../../../../libs/domain/src/streams';
 import type { ResourceContributor } from '../../../worker/src/database-resources';
+import { feedbackIdsOf, feedbackWithQueries, type FeedbackWithQueryRow } from '../../../../projections/feedback/feedback.queries';
 
 /** One exported submission (NDJSON line of `crs feedback export`). */
 export interface FeedbackExportLine {
@@ -37,43 +38,12 @@ export interface FeedbackReport {
   };
 }
 
-interface Row {
-  feedback_id: string;
-  request_id: string;
-  created_at: Date;
-  database_name: string | null;
-  collection: string | null;
-  feedback: string | null;
-  rating: string | null;
-  source: string;
-  ground_truth_answer: string | null;
-  ground_truth_source_ids: string[] | null;
-  metadata: Record<string, string>;
-  linked: boolean;
-  query: string | null;
-  query_type: string | null;
-  query_mode: string | null;
-  results: { chunkId: string; itemId: string; score: number }[] | null;
-}
-
 /** Reads of the feedback read model for the CLI: export and the retrieval-quality report. */
 export class FeedbackRepository {
   constructor(private readonly ds: DataSource) {}
 
-  async rows(orgId: string, opts: { databaseId?: string; since?: Date } = {}): Promise<Row[]> {
-    return this.ds.query(
-      `SELECT f.feedback_id, f.request_id, f.created_at, COALESCE(f.database_name, d.name) AS database_name, f.collection, f.feedback, f.rating,
-              f.source, f.ground_truth_answer, f.ground_truth_source_ids, f.metadata, f.linked,
-              q.query, q.type AS query_type, q.mode AS query_mode, q.results
-       FROM rm_feedback f
-       LEFT JOIN rm_queries q ON f.linked AND q.request_id = f.request_id
-       LEFT JOIN rm_databases d ON d.id = COALESCE(f.database_id, f.query_database_id)
-       WHERE f.org_id = $1
-         AND ($2::uuid IS NULL OR f.database_id = $2 OR f.query_database_id = $2)
-         AND ($3::timestamptz IS NULL OR f.created_at >= $3)
-       ORDER BY f.created_at, f.position`,
-      [orgId, opts.databaseId ?? null, opts.since?.toISOString() ?? null],
-    );
+  async rows(orgId: string, opts: { databaseId?: string; since?: Date } = {}): Promise<FeedbackWithQueryRow[]> {
+    return feedbackWithQueries(this.ds, orgId, opts);
   }
 
   async export(orgId: string, opts: { databaseId?: string; since?: Date } = {}): Promise<FeedbackExportLine[]> {
@@ -140,9 +110,7 @@ export class FeedbackRepository {
 export function feedbackStreams(ds: DataSource): ResourceContributor {
   return {
     streamsOf: async (databaseId, collection) => {
-      const rows: { feedback_id: string }[] = collection
-        ? await ds.query('SELECT feedback_id FROM rm_feedback WHERE database_id = $1 AND collection = $2', [databaseId, collection])
-        : await ds.query('SELECT feedback_id FROM rm_feedback WHERE database_id = $1 OR query_database_id = $1', [databaseId]);
+      const rows = await feedbackIdsOf(ds, databaseId, collection);
       return rows.map((r) => streams.feedback(r.feedback_id));
     },
   };

@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { entityKey } from '../../../../libs/ingestion/src/graph/extract-graph';
-import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 import type { RankedChunk } from './retrieval.service';
-import { inActiveCollection } from '../../../../projections/databases/databases.queries';
+import { chunksMentioningEntities, entitiesOfChunks, knownEntities, relatedEntities, relationsOfChunks } from '../../../../projections/graph/graph.queries';
 
 export interface EntityRef {
   name: string;
@@ -39,7 +38,7 @@ export class GraphContextService {
     const grams = new Set<string>();
     for (let n = 1; n <= 3; n++) for (let i = 0; i + n <= words.length; i++) grams.add(words.slice(i, i + n).join(' '));
     if (!grams.size) return [];
-    const rows = await queryPrepared<{ entity_key: string }>(this.infra.ds, 'crs_query_entities', 'SELECT entity_key FROM rm_graph_entities WHERE database_id = $1 AND entity_key = ANY($2)', [databaseId, [...grams]]);
+    const rows = await knownEntities(this.infra.ds, databaseId, [...grams]);
     return rows.map((r) => r.entity_key);
   }
 
@@ -47,12 +46,7 @@ export class GraphContextService {
   async chunkEntities(databaseId: string, chunks: { itemKey: string; chunkIndex: number }[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     if (!chunks.length) return out;
-    const rows: { item_key: string; chunk_index: number; entity_key: string }[] = await this.infra.ds.query(
-      `SELECT m.item_key, m.chunk_index, m.entity_key FROM rm_graph_mentions m
-       JOIN rm_items i ON i.database_id = m.database_id AND i.item_key = m.item_key AND i.status = 'completed'
-       WHERE m.database_id = $1 AND (m.item_key, m.chunk_index) IN (SELECT * FROM unnest($2::text[], $3::int[]))`,
-      [databaseId, chunks.map((c) => c.itemKey), chunks.map((c) => c.chunkIndex)],
-    );
+    const rows = await entitiesOfChunks(this.infra.ds, databaseId, chunks.map((c) => c.itemKey), chunks.map((c) => c.chunkIndex));
     for (const r of rows) out.set(`${r.item_key}:${r.chunk_index}`, [...(out.get(`${r.item_key}:${r.chunk_index}`) ?? []), r.entity_key]);
     return out;
   }
@@ -60,14 +54,7 @@ export class GraphContextService {
   /** Entities one relation away from the given ones. */
   async neighbours(databaseId: string, keys: string[], limit = 20): Promise<string[]> {
     if (!keys.length) return [];
-    const rows: { k: string }[] = await this.infra.ds.query(
-      `SELECT k FROM (
-         SELECT target_key AS k, count(*) AS n FROM rm_graph_relations WHERE database_id = $1 AND source_key = ANY($2) GROUP BY 1
-         UNION ALL
-         SELECT source_key AS k, count(*) AS n FROM rm_graph_relations WHERE database_id = $1 AND target_key = ANY($2) GROUP BY 1
-       ) x WHERE NOT (k = ANY($2)) GROUP BY k ORDER BY sum(n) DESC, k LIMIT $3`,
-      [databaseId, keys, limit],
-    );
+    const rows = await relatedEntities(this.infra.ds, databaseId, keys, limit);
     return rows.map((r) => r.k);
   }
 
@@ -78,30 +65,14 @@ export class GraphContextService {
   async chunksMentioning(databaseId: string, weights: Map<string, number>, scope: { collections?: string[]; stores: string[] }, limit: number): Promise<{ itemKey: string; chunkIndex: number; score: number }[]> {
     if (!weights.size || limit <= 0) return [];
     const keys = [...weights.keys()];
-    const params: unknown[] = [databaseId, keys, keys.map((k) => weights.get(k)!), scope.stores];
-    if (scope.collections) params.push(scope.collections);
+    const keyWeights = keys.map((k) => weights.get(k)!);
     // Scored and cut in Postgres: an entity every chunk mentions (a conversation's speaker) has tens of thousands
     // of mentions at 100k chunks, which took ~0.7 s to ship here. The best `pool` chunks by score are checked
     // against the items (completed, in the stores asked); when fewer than `limit` pass, a deeper cut is taken. The
     // order is total (score, then item key and chunk in byte order), so the survivors of a cut are exactly the
     // best `limit` of the whole ranking.
     for (let pool = limit * 4; ; pool *= 4) {
-      const rows: { item_key: string; chunk_index: number; score: number; ok: boolean }[] = await this.infra.ds.query(
-        `WITH w AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS w(entity_key, weight)),
-         df AS (SELECT entity_key, count(*)::float8 AS df FROM rm_graph_mentions WHERE database_id = $1 AND entity_key = ANY($2) GROUP BY entity_key),
-         scored AS (
-           SELECT m.item_key, m.chunk_index, sum(w.weight / (ln(1 + df.df) / ln(2))) AS score
-           FROM rm_graph_mentions m JOIN w ON w.entity_key = m.entity_key JOIN df ON df.entity_key = m.entity_key
-           WHERE m.database_id = $1 AND m.entity_key = ANY($2) ${scope.collections ? 'AND m.collection = ANY($5)' : ''}
-           GROUP BY m.item_key, m.chunk_index
-           ORDER BY score DESC, m.item_key COLLATE "C", m.chunk_index
-           LIMIT ${Math.floor(pool)})
-         SELECT s.item_key, s.chunk_index, s.score, (i.item_key IS NOT NULL) AS ok
-         FROM scored s
-         LEFT JOIN rm_items i ON i.database_id = $1 AND i.item_key = s.item_key AND i.status = 'completed' AND i.store = ANY($4) AND ${inActiveCollection('i')}
-         ORDER BY s.score DESC, s.item_key COLLATE "C", s.chunk_index`,
-        params,
-      );
+      const rows = await chunksMentioningEntities(this.infra.ds, databaseId, keys, keyWeights, scope, pool);
       const passed = rows.filter((r) => r.ok);
       if (passed.length >= limit || rows.length < pool) return passed.slice(0, limit).map((r) => ({ itemKey: r.item_key, chunkIndex: r.chunk_index, score: Number(r.score) }));
     }
@@ -112,17 +83,7 @@ export class GraphContextService {
     const empty = { query_paths: [] as ScoredPath[], chunk_relations: [] as ScoredPath[], chunk_id_to_group_ids: {} as Record<string, string[]>, synthesis_context: null as string | null };
     const completed = results.filter((r) => r.item.status === 'completed');
     if (!completed.length) return empty;
-    const rows = await queryPrepared<{ item_key: string; chunk_index: number; source_key: string; target_key: string; predicate: string; context: string; sn: string; st: string; tn: string; tt: string }>(
-      this.infra.ds,
-      'crs_query_graph_context',
-      `SELECT r.item_key, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt
-       FROM rm_graph_relations r
-       JOIN rm_graph_entities s ON s.database_id = r.database_id AND s.entity_key = r.source_key
-       JOIN rm_graph_entities t ON t.database_id = r.database_id AND t.entity_key = r.target_key
-       WHERE r.database_id = $1 AND (r.item_key, r.chunk_index) IN (SELECT * FROM unnest($2::text[], $3::int[]))
-       ORDER BY r.item_key, r.chunk_index, r.source_key, r.target_key, r.predicate LIMIT 500`,
-      [databaseId, completed.map((r) => r.item.item_key), completed.map((r) => chunkIndexOf(r.candidate.chunkId))],
-    );
+    const rows = await relationsOfChunks(this.infra.ds, databaseId, completed.map((r) => r.item.item_key), completed.map((r) => chunkIndexOf(r.candidate.chunkId)));
     const entity = (key: string, name: string, type: string): EntityRef => ({ name, type, namespace: databaseId, entity_id: key, identifier: key });
     const byChunk = new Map<string, typeof rows>();
     for (const r of rows) byChunk.set(`${r.item_key}:${r.chunk_index}`, [...(byChunk.get(`${r.item_key}:${r.chunk_index}`) ?? []), r]);

@@ -1,6 +1,7 @@
-import { ItemRows, type ItemRow } from './retrieval.service';
+import { ItemRows } from './retrieval.service';
+import type { ItemCheckRow } from '../../../../projections/items/items.queries';
 
-const row = (key: string) => ({ item_key: key }) as ItemRow;
+const row = (key: string) => ({ item_key: key }) as ItemCheckRow;
 
 describe('ItemRows (the read-model rows of one query)', () => {
   it('asks for each key once, and later lists wait for rows already on their way', async () => {

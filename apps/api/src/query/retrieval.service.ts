@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isVisible } from '../../../../libs/domain/src/acl';
-import { queryPrepared } from '../../../../libs/persistence/src/prepared';
 import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
 import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
 import type { AppConfig } from '../config';
@@ -8,7 +7,7 @@ import type { Infrastructure } from '../infrastructure';
 import type { IndexRef } from '../../../worker/src/search/search-catalog';
 import { sameVectorSpace } from '../../../../libs/embeddings/src';
 import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
-import { inActiveCollection } from '../../../../projections/databases/databases.queries';
+import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '../../../../projections/items/items.queries';
 import { type ContextWeights, lendScores, type Neighbour } from './conversation-context';
 import { candidatePool, type PoolSize } from './pool-size';
 
@@ -32,36 +31,10 @@ export interface RetrievalRequest {
   itemKeys?: string[];
 }
 
-export interface ItemRow {
-  database_id: string;
-  item_key: string;
-  item_id: string;
-  collection: string;
-  store: Store;
-  kind: string;
-  source_type: string;
-  title: string | null;
-  filename: string | null;
-  metadata: Record<string, unknown>;
-  additional_metadata: Record<string, unknown>;
-  acl: string[] | null;
-  app_kind: string | null;
-  app_provider: string | null;
-  relations: string[];
-  status: string;
-  expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  chunked_position: string | null;
-  /** inferred memories: the source's current ACL and whether the source still exists */
-  source_acl?: string[] | null;
-  source_missing?: boolean;
-}
-
 export interface RankedChunk {
   /** The engine's hit: ids, version and text are all the answer needs (the rest comes from the read model). */
   candidate: LeanCandidate;
-  item: ItemRow;
+  item: ItemCheckRow;
   score: number;
   keyword: number;
   vector: number;
@@ -195,7 +168,7 @@ export class RetrievalService {
     // neighbours of a hit that fails the checks are dropped below.
     const [, runsOf] = await Promise.all([
       rows.load(hits.map((h) => h.itemId)),
-      queryPrepared<{ hit: string; item_key: string; dir: number; seq: string; same: boolean }>(this.infra.ds, 'crs_query_neighbours', NEIGHBOURS_SQL, [req.databaseId, lenderKeys, after.length, before.length]),
+      conversationNeighbours(this.infra.ds, req.databaseId, lenderKeys, after.length, before.length),
     ]);
     const own = new Map<string, number>();
     for (const h of lenders) {
@@ -228,7 +201,7 @@ export class RetrievalService {
   }
 
   /** The authoritative check of one hit against the read model. */
-  servable(item: ItemRow, candidate: LeanCandidate, caller: string[] | null, now: number): boolean {
+  servable(item: ItemCheckRow, candidate: LeanCandidate, caller: string[] | null, now: number): boolean {
     if (item.status !== 'graph_creation' && item.status !== 'completed') return false;
     if (item.expires_at && new Date(item.expires_at).getTime() <= now) return false;
     // The chunk must belong to the item's current content (attribute updates re-stamp chunks with later versions).
@@ -241,20 +214,9 @@ export class RetrievalService {
     return isVisible(item.acl, caller);
   }
 
-  async items(databaseId: string, keys: string[]): Promise<Map<string, ItemRow>> {
+  async items(databaseId: string, keys: string[]): Promise<Map<string, ItemCheckRow>> {
     if (!keys.length) return new Map();
-    const rows = await queryPrepared<ItemRow>(
-      this.infra.ds,
-      'crs_query_items',
-      `SELECT i.database_id, i.item_key, i.item_id, i.collection, i.store, i.kind, i.source_type, i.title, i.filename, i.metadata, i.additional_metadata, i.acl,
-              i.app_kind, i.app_provider, i.relations, i.status, i.expires_at, i.created_at, i.updated_at, i.chunked_position,
-              s.acl AS source_acl, (i.kind = 'inferred' AND s.item_key IS NULL) AS source_missing
-       FROM rm_items i
-       LEFT JOIN rm_items s ON i.kind = 'inferred' AND s.database_id = i.database_id AND s.collection = i.collection AND s.store = 'memory'
-                           AND s.item_id = i.additional_metadata->>'derived_from' AND s.kind <> 'inferred'
-       WHERE i.database_id = $1 AND i.item_key = ANY($2) AND ${inActiveCollection('i')}`,
-      [databaseId, keys],
-    );
+    const rows = await itemsToCheck(this.infra.ds, databaseId, keys);
     return new Map(rows.map((r) => [r.item_key, r]));
   }
 }
@@ -264,10 +226,10 @@ export class RetrievalService {
  * each key is asked for once, by the first list that holds it; later lists wait for the rows already on their way.
  */
 export class ItemRows {
-  private readonly pending = new Map<string, Promise<Map<string, ItemRow>>>();
-  private readonly rows = new Map<string, ItemRow>();
+  private readonly pending = new Map<string, Promise<Map<string, ItemCheckRow>>>();
+  private readonly rows = new Map<string, ItemCheckRow>();
 
-  constructor(private readonly fetch: (keys: string[]) => Promise<Map<string, ItemRow>>) {}
+  constructor(private readonly fetch: (keys: string[]) => Promise<Map<string, ItemCheckRow>>) {}
 
   async load(keys: string[]): Promise<void> {
     const fresh = [...new Set(keys)].filter((key) => !this.pending.has(key));
@@ -282,38 +244,13 @@ export class ItemRows {
   }
 
   /** The row of a loaded key; undefined when it is not in the read model (or was never loaded). */
-  get(key: string): ItemRow | undefined {
+  get(key: string): ItemCheckRow | undefined {
     return this.rows.get(key);
   }
 }
 
-/**
- * For each hit ($2), up to $3 memories after it and $4 before it in ingest order (created_at, then log position),
- * in the same collection, not inferred; `same`: same additional metadata and user name (the same conversation).
- * Hits without additional metadata have none: nothing marks them as turns of one conversation.
- */
-const NEIGHBOURS_SQL = `
-  SELECT h.item_key AS hit, n.item_key, n.dir, n.seq, n.same
-  FROM rm_items h
-  CROSS JOIN LATERAL (
-    SELECT a.item_key, 1 AS dir, row_number() OVER (ORDER BY a.created_at, a.ingest_position) AS seq,
-           (a.additional_metadata = h.additional_metadata AND a.user_name IS NOT DISTINCT FROM h.user_name) AS same
-    FROM (SELECT x.item_key, x.created_at, x.ingest_position, x.additional_metadata, x.user_name FROM rm_items x
-          WHERE x.database_id = h.database_id AND x.collection = h.collection AND x.store = 'memory' AND x.kind <> 'inferred'
-            AND (x.created_at, x.ingest_position) > (h.created_at, h.ingest_position)
-          ORDER BY x.created_at, x.ingest_position LIMIT $3) a
-    UNION ALL
-    SELECT b.item_key, -1 AS dir, row_number() OVER (ORDER BY b.created_at DESC, b.ingest_position DESC) AS seq,
-           (b.additional_metadata = h.additional_metadata AND b.user_name IS NOT DISTINCT FROM h.user_name) AS same
-    FROM (SELECT y.item_key, y.created_at, y.ingest_position, y.additional_metadata, y.user_name FROM rm_items y
-          WHERE y.database_id = h.database_id AND y.collection = h.collection AND y.store = 'memory' AND y.kind <> 'inferred'
-            AND (y.created_at, y.ingest_position) < (h.created_at, h.ingest_position)
-          ORDER BY y.created_at DESC, y.ingest_position DESC LIMIT $4) b
-  ) n
-  WHERE h.database_id = $1 AND h.item_key = ANY($2) AND h.store = 'memory' AND h.kind <> 'inferred' AND h.additional_metadata <> '{}'::jsonb`;
-
 /** Metadata filters re-checked on the read model: an index with stale attributes can narrow, never widen. */
-export function matchesFilters(item: ItemRow, metadata?: SearchFilter['metadata'], additional?: SearchFilter['additionalMetadata']): boolean {
+export function matchesFilters(item: ItemCheckRow, metadata?: SearchFilter['metadata'], additional?: SearchFilter['additionalMetadata']): boolean {
   const check = (values: Record<string, unknown>, wanted?: Record<string, unknown>) =>
     !wanted || Object.entries(wanted).every(([k, v]) => (Array.isArray(v) ? v.some((x) => same(values?.[k], x)) : same(values?.[k], v)));
   return check(item.metadata, metadata) && check(item.additional_metadata, additional);

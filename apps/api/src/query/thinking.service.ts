@@ -8,6 +8,7 @@ import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
 import { GraphContextService } from './graph-context.service';
 import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
 import type { ThinkingWeights } from './thinking-weights';
+import { itemKeysWithIds } from '../../../../projections/items/items.queries';
 
 const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));
 
@@ -123,10 +124,7 @@ export class ThinkingService {
     for (const r of results) {
       const ids = (r.item.relations ?? []).filter((id) => id !== r.item.item_id);
       if (!ids.length) continue;
-      const rows: { item_key: string }[] = await this.infra.ds.query(
-        'SELECT item_key FROM rm_items WHERE database_id = $1 AND collection = $2 AND store = $3 AND item_id = ANY($4)',
-        [req.databaseId, r.item.collection, r.item.store, ids],
-      );
+      const rows = await itemKeysWithIds(this.infra.ds, req.databaseId, r.item.collection, r.item.store, ids);
       const items = await this.retrieval.items(req.databaseId, rows.map((x) => x.item_key));
       const index = await this.infra.search.indexName(req.databaseId, r.item.store);
       if (!index || !items.size) continue;

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { invalid } from '../../../../libs/domain/src/errors';
 import { DELIVERY_STATUSES, type VisibleDeliveryStatus } from '../../../../libs/domain/src/webhooks/webhook.events';
 import { DATA_SOURCE } from '../tokens';
-import { inActiveCollection } from '../../../../projections/databases/databases.queries';
+import { findDelivery, findRegistration, listDeliveries, type ListedDeliveryRow } from '../../../../projections/webhook-outbox/webhook-outbox.queries';
 
 export interface RegistrationView {
   registered: boolean;
@@ -29,20 +29,6 @@ export interface DeliveryRecordView {
   last_status_code: number | null;
 }
 
-/** `sweeping` is a pending or failed record whose dispatcher lease is live. */
-const VISIBLE_STATUS = `CASE WHEN l.lease_until > now() AND d.status IN ('pending', 'failed') THEN 'sweeping' ELSE d.status END`;
-
-/**
- * Delivery records name their item, so those of a collection or database being deleted are not shown (the purge
- * removes them; until it has run, the record of the deletion request hides them). Every query appends its WHERE
- * conditions after this one's.
- */
-const SELECT_DELIVERIES = `SELECT d.*, ${VISIBLE_STATUS} AS visible_status, COALESCE(db.name, '') AS database_name
-  FROM rm_webhook_deliveries d
-  LEFT JOIN webhook_delivery_leases l ON l.delivery_id = d.delivery_id
-  LEFT JOIN rm_webhook_databases db ON db.database_id = d.database_id
-  WHERE ${inActiveCollection('d')}`;
-
 export const LIST_LIMIT = { min: 1, max: 100, default: 20 };
 
 /** Reads of the webhook outbox read model (plus the dispatcher's leases for `sweeping`). */
@@ -51,7 +37,7 @@ export class WebhookReads {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
   async current(orgId: string): Promise<{ url: string; eventTypes: string[]; secretId: string | null } | null> {
-    const [row] = await this.ds.query('SELECT url, event_types, secret_id FROM rm_webhooks WHERE org_id = $1', [orgId]);
+    const row = await findRegistration(this.ds, orgId);
     return row ? { url: row.url, eventTypes: row.event_types, secretId: row.secret_id } : null;
   }
 
@@ -72,14 +58,7 @@ export class WebhookReads {
    */
   async list(orgId: string, auth: { databases: string[] | null }, q: { limit: number; status?: VisibleDeliveryStatus; cursor?: string }) {
     const after = q.cursor ? decodeCursor(q.cursor) : null;
-    const rows: any[] = await this.ds.query(
-      `${SELECT_DELIVERIES}
-       AND d.org_id = $1 AND ($2::bigint IS NULL OR d.position < $2) AND ($3::text IS NULL OR ${VISIBLE_STATUS} = $3)
-         AND ($4::text[] IS NULL OR db.name = ANY($4))
-       ORDER BY d.position DESC
-       LIMIT $5`,
-      [orgId, after, q.status ?? null, auth.databases, q.limit + 1],
-    );
+    const rows = await listDeliveries(this.ds, orgId, { before: after, status: q.status ?? null, databases: auth.databases, limit: q.limit + 1 });
     const page = rows.slice(0, q.limit);
     const more = rows.length > q.limit;
     return {
@@ -90,7 +69,7 @@ export class WebhookReads {
   }
 
   async delivery(orgId: string, auth: { databases: string[] | null }, deliveryId: string): Promise<(DeliveryRecordView & { databaseId: string }) | null> {
-    const [row] = await this.ds.query(`${SELECT_DELIVERIES} AND d.org_id = $1 AND d.delivery_id = $2 AND ($3::text[] IS NULL OR db.name = ANY($3))`, [orgId, deliveryId, auth.databases]);
+    const row = await findDelivery(this.ds, orgId, deliveryId, auth.databases);
     return row ? { ...toView(row), databaseId: row.database_id } : null;
   }
 }
@@ -129,7 +108,7 @@ function decodeCursor(cursor: string): number {
 
 const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
 
-function toView(r: any): DeliveryRecordView {
+function toView(r: ListedDeliveryRow): DeliveryRecordView {
   return {
     delivery_id: r.delivery_id,
     doc_id: r.doc_id,

@@ -20,6 +20,15 @@ import { extractGraph } from '../../../../libs/ingestion/src/graph/extract-graph
 import type { Inference } from '../../../../libs/ingestion/src/inference/inference.port';
 import { itemKey } from '../../../../libs/domain/src/items/item-input';
 import type { ItemIngested } from '../../../../libs/domain/src/items/item.events';
+import {
+  claimItemsWaitingForStage,
+  itemsByKeys,
+  itemsWaitingForIndexing,
+  memoriesDerivedFromExcept,
+  type ItemClaim,
+  type ItemRow,
+} from '../../../../projections/items/items.queries';
+import { databaseOwnersAndEmbedders, type DatabaseRow } from '../../../../projections/databases/databases.queries';
 
 export const PIPELINE_DDL = `CREATE TABLE IF NOT EXISTS pipeline_leases (
   database_id uuid NOT NULL,
@@ -46,46 +55,15 @@ export interface PipelineOptions {
   chunkTokens: number;
 }
 
-export interface ClaimedJob {
-  database_id: string;
-  item_key: string;
-  content_version: number;
-  attempts: number;
-}
+export type ClaimedJob = ItemClaim;
 
-interface ItemRow {
-  database_id: string;
-  item_key: string;
-  item_id: string;
-  collection: string;
-  store: 'memory' | 'knowledge';
-  kind: string;
-  title: string | null;
-  filename: string | null;
-  content_sha256: string;
-  content_type: string;
-  pairs: boolean;
-  is_markdown: boolean;
-  content_version: number;
-  status: IndexingStatus;
-  app_provider: string | null;
-  app_kind: string | null;
-  infer: boolean;
-  user_name: string | null;
-  custom_instructions: string | null;
-  expires_at: Date | null;
-  metadata: Record<string, any>;
-  acl: string[] | null;
-  chunks_sha256: string | null;
-  /** from rm_databases */
-  org_id: string;
-  embedder: { modelId: string };
-}
+/** A claimed item's row, with its database's organization and embedder. */
+type PipelineItem = ItemRow & Pick<DatabaseRow, 'org_id' | 'embedder'>;
 
 /** One item of a batch as it moves through the steps. */
 interface Work {
   job: ClaimedJob;
-  item: ItemRow;
+  item: PipelineItem;
   ctx: CommandContext;
   chunks?: StoredChunk[];
   format?: string;
@@ -171,8 +149,7 @@ export class IndexingPipeline {
   }
 
   async queueDepth(): Promise<number> {
-    const [row] = await this.ds.query(`SELECT count(*)::int AS n FROM rm_item_queue WHERE stage = 'index'`);
-    return row.n;
+    return itemsWaitingForIndexing(this.ds);
   }
 
   /**
@@ -193,39 +170,19 @@ export class IndexingPipeline {
   }
 
   private claimStage(stage: 'index' | 'graph', n: number): Promise<ClaimedJob[]> {
-    // rm_item_queue holds exactly the items of rm_items waiting for a stage (the items read model keeps it).
-    return this.ds.query(
-      `INSERT INTO pipeline_leases (database_id, item_key, content_version, owner, lease_until, attempts)
-       SELECT i.database_id, i.item_key, i.content_version, $1, now() + ($2 || ' milliseconds')::interval, 1
-       FROM rm_item_queue i LEFT JOIN pipeline_leases l ON l.database_id = i.database_id AND l.item_key = i.item_key
-       WHERE i.stage = $4
-         AND (l.item_key IS NULL OR l.lease_until < now() OR l.content_version < i.content_version)
-       ORDER BY i.ingest_position
-       LIMIT $3
-       ON CONFLICT (database_id, item_key) DO UPDATE
-         SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, content_version = EXCLUDED.content_version,
-             attempts = CASE WHEN pipeline_leases.content_version = EXCLUDED.content_version THEN pipeline_leases.attempts + 1 ELSE 1 END
-         WHERE pipeline_leases.lease_until < now() OR pipeline_leases.content_version < EXCLUDED.content_version
-       RETURNING database_id, item_key, content_version, attempts`,
-      [this.owner, String(this.options.leaseMs), n, stage],
-    );
+    return claimItemsWaitingForStage(this.ds, this.owner, this.options.leaseMs, n, stage);
   }
 
   /**
-   * The claimed items' rows and their databases' org and embedder, in two queries. One join of the three
-   * (keys, rm_items, rm_databases) let the planner, on the fresh statistics of a young database, scan every item of
-   * the database once per key (seen at 300 ms per batch, growing with the database); rm_items alone by its
-   * primary key has no such plan.
+   * The claimed items' rows and their databases' org and embedder, in two queries. One join of the three (keys,
+   * items, databases) let the planner, on the fresh statistics of a young database, scan every item of the database
+   * once per key (seen at 300 ms per batch, growing with the database); the items alone by their primary key have no
+   * such plan.
    */
-  private async loadItems(jobs: ClaimedJob[]): Promise<ItemRow[]> {
-    const items: Omit<ItemRow, 'org_id' | 'embedder'>[] = await this.ds.query(
-      'SELECT * FROM rm_items WHERE (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))',
-      [jobs.map((j) => j.database_id), jobs.map((j) => j.item_key)],
-    );
+  private async loadItems(jobs: ClaimedJob[]): Promise<PipelineItem[]> {
+    const items = await itemsByKeys(this.ds, jobs.map((j) => j.database_id), jobs.map((j) => j.item_key));
     if (!items.length) return [];
-    const dbs: { id: string; org_id: string; embedder: ItemRow['embedder'] }[] = await this.ds.query('SELECT id, org_id, embedder FROM rm_databases WHERE id = ANY($1::uuid[])', [
-      [...new Set(items.map((i) => i.database_id))],
-    ]);
+    const dbs = await databaseOwnersAndEmbedders(this.ds, [...new Set(items.map((i) => i.database_id))]);
     const byId = new Map(dbs.map((d) => [d.id, d]));
     return items.flatMap((i) => {
       const d = byId.get(i.database_id);
@@ -249,7 +206,7 @@ export class IndexingPipeline {
   }
 
   private async processClaimed(jobs: ClaimedJob[]): Promise<void> {
-    const rows: ItemRow[] = await this.timed('batch.load', jobs.length, () => this.loadItems(jobs));
+    const rows: PipelineItem[] = await this.timed('batch.load', jobs.length, () => this.loadItems(jobs));
     const byKey = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
     // The stage comes from the item's stream, not the read model: a claim made while the read model lagged
     // behind a status move must neither redo the step nor skip the next.
@@ -397,7 +354,7 @@ export class IndexingPipeline {
    * source by `derived_from`), appended before InferenceCompleted so a redo after a crash completes the set; an
    * unchanged derived memory is not appended again, and ones no longer produced are deleted.
    */
-  private async infer(ctx: CommandContext, item: ItemRow): Promise<void> {
+  private async infer(ctx: CommandContext, item: PipelineItem): Promise<void> {
     const raw = (await this.blobs.get(item.database_id, item.content_sha256)).toString('utf8');
     const facts = await this.inference.extract({
       ...(item.pairs ? { pairs: JSON.parse(raw) } : { text: raw }),
@@ -423,10 +380,7 @@ export class IndexingPipeline {
       };
       last = (await decideOnItem(this.store, ctx, item.database_id, key, (state) => (state.live && state.contentSha === sha256 ? [] : [event]))) ?? last;
     }
-    const stale: { item_key: string; item_id: string }[] = await this.ds.query(
-      `SELECT item_key, item_id FROM rm_items WHERE database_id = $1 AND collection = $2 AND store = 'memory' AND additional_metadata->>'derived_from' = $3 AND NOT (item_id = ANY($4))`,
-      [item.database_id, item.collection, item.item_id, derivedIds],
-    );
+    const stale = await memoriesDerivedFromExcept(this.ds, item.database_id, item.collection, item.item_id, derivedIds);
     for (const s of stale) {
       const ids = { databaseId: item.database_id, itemKey: s.item_key, itemId: s.item_id, collection: item.collection, store: 'memory' as const };
       await decideOnItem(this.store, ctx, item.database_id, s.item_key, (state) => (state.live ? [{ type: 'ItemDeleted', data: ids }] : []));
@@ -439,7 +393,7 @@ export class IndexingPipeline {
     if (last !== null) this.wake();
   }
 
-  private async chunk(item: ItemRow): Promise<{ chunks: Chunk[]; format: string; parsedBytes: number }> {
+  private async chunk(item: PipelineItem): Promise<{ chunks: Chunk[]; format: string; parsedBytes: number }> {
     const bytes = await this.blobs.get(item.database_id, item.content_sha256);
     const opts = { maxTokens: this.options.chunkTokens, title: item.title };
     if (item.pairs) {

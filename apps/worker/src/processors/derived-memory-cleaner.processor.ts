@@ -3,6 +3,7 @@ import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/
 import type { Processor } from '../../../../libs/persistence/src/projection';
 import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
 import { decideOnItem } from '../item-stream';
+import { memoriesDerivedFrom } from '../../../../projections/items/items.queries';
 
 /** Deleting a memory deletes the memories inferred from it (each an ItemDeleted of its own). */
 export class DerivedMemoryCleaner implements Processor {
@@ -16,10 +17,7 @@ export class DerivedMemoryCleaner implements Processor {
     const d = event.data;
     if (d.store !== 'memory') return;
     await this.runner.waitFor(event.position, ['items'], 30_000);
-    const derived: { item_key: string; item_id: string }[] = await this.ds.query(
-      `SELECT item_key, item_id FROM rm_items WHERE database_id = $1 AND collection = $2 AND store = 'memory' AND additional_metadata->>'derived_from' = $3`,
-      [d.databaseId, d.collection, d.itemId],
-    );
+    const derived = await memoriesDerivedFrom(this.ds, d.databaseId, d.collection, d.itemId);
     const ctx = { orgId: event.metadata.orgId, actor: `system:${this.name}`, requestId: event.metadata.requestId as string | undefined };
     for (const x of derived) {
       const ids = { databaseId: d.databaseId, itemKey: x.item_key, itemId: x.item_id, collection: d.collection, store: 'memory' as const };

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { streams } from '../../../../libs/domain/src/streams';
 import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
 import { lockKey, type RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
+import { queriesPastRetention, removeQueryRecords } from '../../../../projections/queries/queries.queries';
 
 export interface QueryRetentionOptions {
   /** Recorded queries older than this are removed; 0 keeps them for ever. */
@@ -13,10 +14,10 @@ export interface QueryRetentionOptions {
 }
 
 /**
- * Every query is recorded (a `QueryRecorded` stream and its `rm_queries` row), which makes the log grow with the
- * traffic, not with the content: a busy read-only service would grow without bound. Records older than the retention
- * are removed, log and read model alike, except those feedback links to (its export and report read the query's
- * recorded results). Removing the stream first and the row second keeps a rebuild from the log equal to the live read
+ * Every query is recorded (a `QueryRecorded` stream and its row in the queries read model), which makes the log grow
+ * with the traffic, not with the content: a busy read-only service would grow without bound. Records older than the
+ * retention are removed, log and read model alike, except those feedback links to (its export and report read the
+ * query's recorded results). Removing the stream first and the row second keeps a rebuild from the log equal to the live read
  * model: a rebuild no longer sees the stream either. One process runs a pass at a time (an advisory lock).
  */
 export class QueryRetention {
@@ -59,16 +60,10 @@ export class QueryRetention {
       try {
         let removed = 0;
         for (;;) {
-          const rows: { request_id: string; database_id: string }[] = await session.query(
-            `SELECT q.request_id, q.database_id FROM rm_queries q
-             WHERE q.created_at < $1
-               AND NOT EXISTS (SELECT 1 FROM rm_feedback f WHERE f.org_id = q.org_id AND f.request_id = q.request_id)
-             ORDER BY q.created_at LIMIT $2`,
-            [cutoff, batch],
-          );
+          const rows = await queriesPastRetention(session, cutoff, batch);
           if (!rows.length) return removed;
           for (const r of rows) await this.store.deleteStream(streams.query(r.database_id, r.request_id));
-          await session.query('DELETE FROM rm_queries WHERE request_id = ANY($1::uuid[])', [rows.map((r) => r.request_id)]);
+          await removeQueryRecords(session, rows.map((r) => r.request_id));
           removed += rows.length;
           if (this.stopRequested) return removed;
         }

@@ -13,6 +13,7 @@ import { decideOnItems, lastPosition } from '../item-stream';
 import { indexNameFor, type SearchCatalog } from './search-catalog';
 import { rebuildSearchIndex } from './search-index-rebuild';
 import type { SearchIndexSubscriber } from './search-index.subscriber';
+import { itemsErroredWithEmbedderMismatch } from '../../../../projections/items/items.queries';
 
 export interface ReembedResult {
   /** false when the database already embeds with this embedder, its indexes hold it and no item waits for it (nothing was done) */
@@ -74,7 +75,7 @@ export async function reembedDatabase(
   if (outcome.position !== null && !(await deps.runner.waitFor(outcome.position, ['databases', 'items'], 60_000))) throw new Error('the read models did not catch up in time');
 
   // Items that errored while the database was between models (also those a killed run left errored).
-  const errored: { item_key: string }[] = await deps.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND status = 'errored' AND error_code = 'EMBEDDER_MISMATCH'`, [db.id]);
+  const errored = await itemsErroredWithEmbedderMismatch(deps.ds, db.id);
   const histories = await deps.store.readStreams(errored.map((r) => streams.item(db.id, r.item_key)));
   const decisions = errored.flatMap((r) => {
     const ingested = [...(histories.get(streams.item(db.id, r.item_key)) ?? [])].reverse().find((e) => e.type === 'ItemIngested');

@@ -3,6 +3,7 @@ import { lockKey } from '../../../../libs/persistence/src/projection-runner';
 import type { SearchIndex, Store } from '../../../../libs/search/src/search-index.port';
 import type { DatabaseComponent, EmbedderSpec } from '../../../../libs/domain/src/events';
 import type { ResourceContributor } from '../database-resources';
+import { recordIndexModelsFromDatabases } from '../../../../projections/databases/databases.queries';
 
 /**
  * Which physical search index serves each (database, store). Not a projection: operational state, like the
@@ -59,12 +60,7 @@ export class SearchCatalog implements ResourceContributor {
     // Indexes registered before models were recorded hold their database's embedder (when its length fits: an index
     // a re-embed that recorded the change before rebuilding left behind when killed holds the earlier one, and stays
     // unrecorded until re-embedded).
-    await this.ds
-      .query(
-        `UPDATE search_indexes s SET model_id = d.embedder->>'modelId' FROM rm_databases d
-         WHERE s.model_id IS NULL AND d.id = s.database_id AND (d.embedder->>'dimensions')::int = s.dimensions`,
-      )
-      .catch(() => undefined); // a new installation: no databases read model yet, nothing to fill
+    await recordIndexModelsFromDatabases(this.ds).catch(() => undefined); // a new installation: no databases read model yet, nothing to fill
   }
 
   /**

@@ -9,6 +9,7 @@ import type { ItemChunked, ItemDeleted } from '../../../../libs/domain/src/items
 import type { IndexRef, SearchCatalog } from './search-catalog';
 import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from './chunk-docs';
 import type { ChunkDoc } from '../../../../libs/search/src/search-index.port';
+import { contentVersionsByKeys, itemsInActiveCollectionsByKeys } from '../../../../projections/items/items.queries';
 
 /**
  * Projects what the pipeline recorded (ItemChunked: the chunk list blob) into the search index, idempotent by
@@ -58,13 +59,7 @@ export class SearchIndexSubscriber implements Processor {
     // while the items read model still holds its rows, is skipped: its purge must be the last word, docs/databases.md);
     // their chunk lists read in parallel below.
     const keyed = events.filter((e) => e.type !== 'ItemDeleted').map((e) => (e as unknown as ItemChunked).data);
-    const rows: (IndexedItem & { database_id: string; item_key: string; content_version: number; chunks_sha256: string | null })[] = keyed.length
-      ? await this.ds.query(
-          `SELECT i.* FROM rm_items i WHERE (i.database_id, i.item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
-             AND EXISTS (SELECT 1 FROM rm_collections c WHERE c.database_id = i.database_id AND c.name = i.collection AND c.status = 'active')`,
-          [keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)],
-        )
-      : [];
+    const rows = keyed.length ? await itemsInActiveCollectionsByKeys(this.ds, keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)) : [];
     const items = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
     const pending: { index: IndexRef; item: IndexedItem & { content_version: number }; chunksSha256: string; databaseId: string; event: RecordedEvent }[] = [];
     for (const event of events) {
@@ -142,10 +137,7 @@ export class SearchIndexSubscriber implements Processor {
    */
   async dropSuperseded(written: WrittenItem[]): Promise<number> {
     if (!written.length) return 0;
-    const current: { database_id: string; item_key: string; content_version: number }[] = await this.ds.query(
-      'SELECT database_id, item_key, content_version FROM rm_items WHERE (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))',
-      [written.map((w) => w.databaseId), written.map((w) => w.itemKey)],
-    );
+    const current = await contentVersionsByKeys(this.ds, written.map((w) => w.databaseId), written.map((w) => w.itemKey));
     const live = new Map(current.map((r) => [`${r.database_id}/${r.item_key}`, Number(r.content_version)]));
     const stale = new Map<string, { itemId: string; version: number }[]>();
     for (const w of written) {

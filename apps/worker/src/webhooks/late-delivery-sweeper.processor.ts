@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
 import type { Processor } from '../../../../libs/persistence/src/projection';
 import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
+import { deliveryIsLive } from '../../../../projections/webhook-outbox/webhook-outbox.queries';
 
 /**
  * A delivery attempt recorded for a database or collection that is being deleted (or is gone) is deleted from the log
@@ -22,11 +23,6 @@ export class LateDeliverySweeper implements Processor {
 
   async handle(event: RecordedEvent): Promise<void> {
     await this.runner.waitFor(event.position, ['webhook-outbox', 'databases'], 30_000);
-    const [live] = await this.ds.query(
-      `SELECT 1 FROM rm_webhook_deliveries d JOIN rm_collections c ON c.database_id = d.database_id AND c.name = d.collection AND c.status = 'active'
-       WHERE d.delivery_id = $1`,
-      [event.data.deliveryId],
-    );
-    if (!live) await this.store.deleteStream(event.stream);
+    if (!(await deliveryIsLive(this.ds, event.data.deliveryId))) await this.store.deleteStream(event.stream);
   }
 }

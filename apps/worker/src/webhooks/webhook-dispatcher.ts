@@ -19,6 +19,7 @@ import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistenc
 import type { SigningSecretVault } from './signing-secret-vault';
 import type { WebhookSender } from './webhook-sender';
 import { deliveryHeaders } from './webhook-signing';
+import { claimDueDeliveries, findDeliveryTarget, findDeliveryToSend, type DeliveryToSendRow } from '../../../../projections/webhook-outbox/webhook-outbox.queries';
 
 /**
  * Leases of the dispatcher (`sweeping`): state of the sender, not of the log, so they live outside the
@@ -41,15 +42,6 @@ export interface DispatcherOptions extends RetryPolicy {
   pollMs: number;
   /** receiver response time-out */
   timeoutMs: number;
-}
-
-interface DueRecord {
-  delivery_id: string;
-  org_id: string;
-  database_id: string;
-  event_type: string;
-  payload: string;
-  status: string;
 }
 
 /**
@@ -118,26 +110,11 @@ export class WebhookDispatcher {
 
   /** Claims up to `n` due records whose lease is free or expired (INSERT ... ON CONFLICT: dispatchers compete safely). */
   async claim(n: number): Promise<string[]> {
-    const rows: { delivery_id: string }[] = await this.ds.query(
-      `INSERT INTO webhook_delivery_leases (delivery_id, owner, lease_until, claimed_at)
-       SELECT d.delivery_id, $1, now() + ($2 || ' milliseconds')::interval, now()
-       FROM rm_webhook_deliveries d LEFT JOIN webhook_delivery_leases l ON l.delivery_id = d.delivery_id
-       WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= now() AND (l.delivery_id IS NULL OR l.lease_until < now())
-       ORDER BY d.next_attempt_at, d.position
-       LIMIT $3
-       ON CONFLICT (delivery_id) DO UPDATE SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, claimed_at = EXCLUDED.claimed_at
-         WHERE webhook_delivery_leases.lease_until < now()
-       RETURNING delivery_id`,
-      [this.owner, String(this.options.leaseMs), n],
-    );
-    return rows.map((r) => r.delivery_id);
+    return claimDueDeliveries(this.ds, this.owner, this.options.leaseMs, n);
   }
 
   private async deliver(deliveryId: string): Promise<void> {
-    const [record]: DueRecord[] = await this.ds.query(
-      'SELECT delivery_id, org_id, database_id, event_type, payload, status FROM rm_webhook_deliveries WHERE delivery_id = $1',
-      [deliveryId],
-    );
+    const record = await findDeliveryToSend(this.ds, deliveryId);
     if (!record || !['pending', 'failed'].includes(record.status)) return this.release(deliveryId);
     const result = await this.send(record);
     if (this.dead) return;
@@ -157,8 +134,8 @@ export class WebhookDispatcher {
   }
 
   /** One attempt to the organization's current registration, signed with its current secret. */
-  private async send(record: DueRecord): Promise<SendResult> {
-    const [hook]: { url: string; secret_id: string | null }[] = await this.ds.query('SELECT url, secret_id FROM rm_webhooks WHERE org_id = $1', [record.org_id]);
+  private async send(record: DeliveryToSendRow): Promise<SendResult> {
+    const hook = await findDeliveryTarget(this.ds, record.org_id);
     if (!hook) {
       return { ok: false, statusCode: null, errorCode: 'WEBHOOK_NOT_REGISTERED', errorMessage: 'the organization has no indexing webhook registered any more', durationMs: 0, final: true };
     }

@@ -11,6 +11,8 @@ import { KEY_FILE_NAME, SigningSecretVault } from './signing-secret-vault';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookSender } from './webhook-sender';
 import { WebhookUrlGuard } from './webhook-url-guard';
+import { deliveryIdsOf, releaseDeliveryLeasesOf } from '../../../../projections/webhook-outbox/webhook-outbox.queries';
+import { deletedItemKeys } from '../../../../projections/item-tombstones/item-tombstones.queries';
 
 /** What webhooks need at run time, shared by the API (registration, test delivery) and the worker (dispatcher). */
 export interface WebhookRuntime {
@@ -45,15 +47,13 @@ export async function openWebhookRuntime(p: {
   // Delivery streams name a database's items: deleted with the database (or collection).
   p.resources.add({
     streamsOf: async (databaseId, collection) => {
-      const rows: { delivery_id: string }[] = collection
-        ? await p.ds.query('SELECT delivery_id FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2', [databaseId, collection])
-        : await p.ds.query('SELECT delivery_id FROM rm_webhook_deliveries WHERE database_id = $1', [databaseId]);
+      const rows = await deliveryIdsOf(p.ds, databaseId, collection);
       const ids = new Set(rows.map((r) => r.delivery_id));
       for (const id of await deletedItemsDeliveries(p.ds, p.store, databaseId, collection)) ids.add(id);
       return [...ids].map((id) => streams.webhookDelivery(id));
     },
     purgeDatabase: async (databaseId) => {
-      await p.ds.query('DELETE FROM webhook_delivery_leases l USING rm_webhook_deliveries d WHERE d.delivery_id = l.delivery_id AND d.database_id = $1', [databaseId]);
+      await releaseDeliveryLeasesOf(p.ds, databaseId);
     },
   });
   return { guard, vault, sender, dispatcher };
@@ -69,9 +69,7 @@ const STREAMS_PER_READ = 500;
  * streams). An id whose status found no registration names a stream that was never written: deleting it is a no-op.
  */
 async function deletedItemsDeliveries(ds: DataSource, store: EventStore, databaseId: string, collection?: string): Promise<string[]> {
-  const rows: { item_key: string }[] = collection
-    ? await ds.query('SELECT item_key FROM rm_item_tombstones WHERE database_id = $1 AND collection = $2', [databaseId, collection])
-    : await ds.query('SELECT item_key FROM rm_item_tombstones WHERE database_id = $1', [databaseId]);
+  const rows = await deletedItemKeys(ds, databaseId, collection);
   const ids: string[] = [];
   for (let i = 0; i < rows.length; i += STREAMS_PER_READ) {
     const histories = await store.readStreams(rows.slice(i, i + STREAMS_PER_READ).map((r) => streams.item(databaseId, r.item_key)));

@@ -9,8 +9,8 @@ import { contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
-import { itemView, parseStoreType, type ItemRecord } from '../item-view';
-import { inActiveCollection } from '../../../../../projections/databases/databases.queries';
+import { itemView, parseStoreType } from '../item-view';
+import { inferredFrom, isListableSourceField, listItems, type ItemListFilter, type ItemRow } from '../../../../../projections/items/items.queries';
 
 const FIELDS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'type', 'ids', 'page', 'page_size', 'filters', 'include_fields', 'acl']);
 const INCLUDE = new Set(['attachments', 'content', 'description', 'document_metadata', 'note', 'relations', 'tenant_metadata', 'timestamp', 'title', 'type', 'url']);
@@ -49,18 +49,12 @@ export class ListContextController {
     }
     const caller = callerPrincipals(input.acl);
 
-    // Inferred memories are listed under their source (inferred_content), not as memories of their own.
-    const where = ['database_id = $1', 'collection = $2', 'store = $3', '(expires_at IS NULL OR expires_at > now())', "kind <> 'inferred'", inActiveCollection('rm_items')];
-    const params: unknown[] = [db.id, collection, store];
+    let ids: string[] | undefined;
     if (input.ids !== undefined) {
       if (!Array.isArray(input.ids) || input.ids.length > 100 || input.ids.some((x) => typeof x !== 'string')) throw invalid('ids must be an array of at most 100 ids');
-      params.push(input.ids);
-      where.push(`item_id = ANY($${params.length})`);
+      ids = input.ids as string[];
     }
-    if (caller) {
-      params.push(caller);
-      where.push(`(acl IS NULL OR jsonb_array_length(acl) = 0 OR acl ? '__public__' OR acl ?| $${params.length}::text[])`);
-    }
+    const conditions: ItemListFilter[] = [];
     const filters = input.filters;
     if (filters !== undefined) {
       if (typeof filters !== 'object' || filters === null || Array.isArray(filters)) throw invalid('filters must be an object');
@@ -68,30 +62,21 @@ export class ListContextController {
         if (!['tenant_metadata', 'additional_metadata', 'document_metadata', 'source_fields'].includes(k)) throw invalid(`filters.${k} is not a filter (tenant_metadata, additional_metadata, source_fields)`);
         if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid(`filters.${k} must be an object`);
         if (k === 'source_fields') {
-          const cols: Record<string, string> = { title: 'title', type: 'source_type', url: "additional_metadata->>'url'", description: "additional_metadata->>'description'" };
           for (const [f, val] of Object.entries(v)) {
-            if (!cols[f]) throw invalid(`filters.source_fields.${f} is not filterable (title, type, url, description)`);
-            params.push(String(val));
-            where.push(`${cols[f]} = $${params.length}`);
+            if (!isListableSourceField(f)) throw invalid(`filters.source_fields.${f} is not filterable (title, type, url, description)`);
+            conditions.push({ sourceField: f, equals: String(val) });
           }
         } else {
-          params.push(JSON.stringify(v));
-          where.push(`${k === 'tenant_metadata' ? 'metadata' : 'additional_metadata'} @> $${params.length}::jsonb`);
+          conditions.push({ metadata: k === 'tenant_metadata' ? 'metadata' : 'additional_metadata', contains: v });
         }
       }
     }
-    const clause = where.join(' AND ');
-    const [{ total }] = await this.infra.ds.query(`SELECT count(*)::int AS total FROM rm_items WHERE ${clause}`, params);
-    const rows: ItemRecord[] = await this.infra.ds.query(`SELECT * FROM rm_items WHERE ${clause} ORDER BY created_at, item_id LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`, params);
+    // Inferred memories are listed under their source (inferred_content), not as memories of their own.
+    const { total, rows } = await listItems(this.infra.ds, { databaseId: db.id, collection, store, ids, caller, filters: conditions, page, pageSize });
     const totalPages = Math.max(1, Math.ceil(total / pageSize));
     const pagination = { page, page_size: pageSize, total, total_pages: totalPages, has_next: page < totalPages, has_previous: page > 1 };
     if (store === 'memory') {
-      const derived: ItemRecord[] = rows.length
-        ? await this.infra.ds.query(
-            `SELECT * FROM rm_items WHERE database_id = $1 AND collection = $2 AND kind = 'inferred' AND additional_metadata->>'derived_from' = ANY($3) ORDER BY item_id`,
-            [db.id, collection, rows.map((r) => r.item_id)],
-          )
-        : [];
+      const derived = rows.length ? await inferredFrom(this.infra.ds, db.id, collection, rows.map((r) => r.item_id)) : [];
       const user_memories = await Promise.all(
         rows.map(async (r) => {
           const mine = derived.filter((d) => d.additional_metadata?.derived_from === r.item_id);
@@ -108,7 +93,7 @@ export class ListContextController {
   }
 
   /** The item's text as ingested (pairs as a User/Assistant transcript; files only when they are text). */
-  private async content(r: ItemRecord): Promise<string | null> {
+  private async content(r: ItemRow): Promise<string | null> {
     const bytes = await this.infra.blobs.get(r.database_id, r.content_sha256).catch(() => null);
     if (!bytes) return null;
     if (r.pairs) return (JSON.parse(bytes.toString('utf8')) as { user: string; assistant: string }[]).map((p) => `User: ${p.user}\nAssistant: ${p.assistant}`).join('\n\n');

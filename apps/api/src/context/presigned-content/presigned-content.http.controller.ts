@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { notFound } from '../../../../../libs/domain/src/errors';
-import { inActiveCollection } from '../../../../../projections/databases/databases.queries';
+import { itemContent } from '../../../../../projections/items/items.queries';
 import { keyReaches } from '../../databases/database-directory';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { INFRASTRUCTURE } from '../../tokens';
@@ -10,15 +10,6 @@ import type { Infrastructure } from '../../infrastructure';
 import { aclDigest, presignedError, PresignedUrls } from '../presigned-urls';
 
 /** What serving a presigned URL reads of its item. */
-interface ContentRow {
-  content_sha256: string;
-  content_type: string;
-  filename: string | null;
-  content_version: number;
-  acl: string[] | null;
-  expires_at: Date | null;
-}
-
 /** A stored content type as a response header: a plain `type/subtype`, text with its charset; anything else is bytes. */
 function contentTypeHeader(stored: string): string {
   if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i.test(stored)) return 'application/octet-stream';
@@ -51,11 +42,7 @@ export class PresignedContentController {
     const db = await this.infra.directory.findById(claims.org, claims.db);
     if (!db || db.status === 'deleting') throw gone();
     if (!keyReaches(key, db.name)) throw presignedError('PRESIGNED_URL_REVOKED', 'the API key that made this presigned URL no longer reaches its database');
-    const [item]: ContentRow[] = await this.infra.ds.query(
-      `SELECT content_sha256, content_type, filename, content_version, acl, expires_at FROM rm_items i
-       WHERE database_id = $1 AND item_key = $2 AND ${inActiveCollection('i')}`,
-      [db.id, claims.item],
-    );
+    const item = await itemContent(this.infra.ds, db.id, claims.item);
     if (!item || (item.expires_at && new Date(item.expires_at).getTime() <= Date.now())) throw gone();
     if (item.content_version !== claims.cv) throw presignedError('PRESIGNED_URL_REVOKED', 'the item was replaced by new content since this presigned URL was made');
     if (aclDigest(item.acl) !== claims.acl) throw presignedError('PRESIGNED_URL_REVOKED', "the item's access list changed since this presigned URL was made");

@@ -8,7 +8,7 @@ import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import type { DatabaseRecord } from '../database-directory';
 import { ScopeQuery } from '../scope-query.dto';
-import { inActiveCollection } from '../../../../../projections/databases/databases.queries';
+import { itemGrowth, itemTotals } from '../../../../../projections/items/items.queries';
 
 const STATUSES = ['queued', 'processing', 'graph_creation', 'completed', 'errored'];
 
@@ -42,22 +42,11 @@ export class DatabaseStatsController {
   }
 
   private async compute(db: DatabaseRecord, collection?: string) {
-    const params: unknown[] = collection ? [db.id, collection] : [db.id];
-    // A collection being deleted counts no more (its rows stay until the purge has run).
-    const inColl = `${collection ? 'AND collection = $2' : ''} AND ${inActiveCollection('rm_item_counts')}`;
-    // rm_item_counts: the items read model's running totals per collection, store, status and UTC day created.
-    const [rows, growth, collections]: [{ store: string; status: string; n: number; chunks: number; bytes: string }[], { day: string; items: number; bytes: string }[], unknown[]] = await Promise.all([
-      this.infra.ds.query(
-        `SELECT store, status, sum(items)::int AS n, sum(chunks)::int AS chunks, sum(bytes)::bigint AS bytes
-         FROM rm_item_counts WHERE database_id = $1 ${inColl} GROUP BY store, status`,
-        params,
-      ),
+    // From the items read model's running totals; a collection being deleted counts no more.
+    const [rows, growth, collections] = await Promise.all([
+      itemTotals(this.infra.ds, db.id, collection),
       // Growth: whole UTC days, today and the 29 before.
-      this.infra.ds.query(
-        `SELECT day::text AS day, sum(items)::int AS items, sum(bytes)::bigint AS bytes
-         FROM rm_item_counts WHERE database_id = $1 ${inColl} AND day > (now() AT TIME ZONE 'UTC')::date - 30 GROUP BY 1 ORDER BY 1`,
-        params,
-      ),
+      itemGrowth(this.infra.ds, db.id, collection),
       this.infra.directory.collections(db.id),
     ]);
     const byStore = (store: string) => {

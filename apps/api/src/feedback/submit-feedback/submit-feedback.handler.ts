@@ -14,6 +14,7 @@ import type { AppConfig } from '../../config';
 import { keyReaches, type DatabaseRecord } from '../../databases/database-directory';
 import { RateLimitedError } from '../../http/errors';
 import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER, RATE_LIMITER } from '../../tokens';
+import { findRecordedQuery } from '../../../../../projections/queries/queries.queries';
 
 export interface FeedbackResponse {
   feedback_id: string;
@@ -106,11 +107,7 @@ export class SubmitFeedbackHandler {
   }
 
   private async findQuery(auth: ApiKeyRecord, requestId: string): Promise<{ databaseId: string } | null> {
-    const rows: { database_id: string; name: string }[] = await this.ds.query(
-      `SELECT q.database_id, d.name FROM rm_queries q JOIN rm_databases d ON d.id = q.database_id
-       WHERE q.request_id = $1 AND q.org_id = $2 AND d.status <> 'deleting'`,
-      [requestId, auth.orgId],
-    );
+    const rows = await findRecordedQuery(this.ds, requestId, auth.orgId);
     const row = rows.find((r) => keyReaches(auth, r.name));
     return row ? { databaseId: row.database_id } : null;
   }
