@@ -10,12 +10,13 @@ import {
   type WebAPIRateLimitedError,
 } from '@slack/web-api';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
+import { DEFAULT_DATA_DIR } from '../../../bench/quality/datasets';
 import type { RunningFake } from '../loopback-server';
 import { SlackFake, type SlackMessage } from './slack-fake';
 
-/** The real Slack export kept beside the repository, in the shared bench data (`../shared` from the checkout). */
-const EXPORT_ZIP = resolve(__dirname, '../../../../shared/bench-data/slack-export-sample/testarchive.zip');
+/** The real Slack export, in the shared bench data the benchmarks read too (bench/quality/datasets.ts). */
+const EXPORT_ZIP = join(DEFAULT_DATA_DIR, 'slack-export-sample/testarchive.zip');
 if (!existsSync(EXPORT_ZIP)) throw new Error(`Slack export not found at ${EXPORT_ZIP}: the Slack fake serves it, so its tests cannot run`);
 const ENRIQUE = 'C0JGLMMNX';
 const SAILOR = 'C0JL6CGQ2';
