@@ -23,11 +23,12 @@ export function soakTargets(r: SoakResult): SoakTarget[] {
     const last5 = s.slice(-5).map((x) => x.serviceRssMiB);
     const lo = Math.min(...last5);
     const hi = Math.max(...last5);
+    const peak = Math.max(...s.slice(-5).map((x) => x.serviceRssMaxMiB ?? x.serviceRssMiB));
     targets.push({
-      what: 'service resident memory, last 5 windows',
-      measured: `${lo}-${hi} MiB (spread ${Math.round((100 * (hi - lo)) / Math.max(1, lo))}%)`,
+      what: 'service resident memory, last 5 windows (window means; highest reading)',
+      measured: `${lo}-${hi} MiB (spread ${Math.round((100 * (hi - lo)) / Math.max(1, lo))}%); peak ${peak} MiB`,
       target: 'within 10%, ≤ 1024 MiB',
-      met: hi <= lo * 1.1 && hi <= 1024,
+      met: hi <= lo * 1.1 && peak <= 1024,
     });
     const second = s[1];
     const last = s[s.length - 1];
@@ -95,11 +96,11 @@ export function soakMarkdown(r: SoakResult, env: RunEnvironment, command: string
     '',
     '## Per window',
     '',
-    '| window | requests (query / ingest / status) | p50 / p99 ms | query p50 ms | errors | service RSS MiB (JS heap used of committed / external / mapped files / search caches) | Postgres private RSS MiB | memories |',
+    '| window | requests (query / ingest / status) | p50 / p99 ms | query p50 ms | errors | service RSS MiB, window mean / peak (at its end: JS heap used of committed / external / mapped files / search caches) | Postgres private RSS MiB | memories |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...r.samples.map(
       (s) =>
-        `| ${s.window} | ${s.requests} (${s.byKind.query} / ${s.byKind.ingest} / ${s.byKind.status}) | ${s.p50} / ${s.p99} | ${s.queryP50} | ${s.errors} | ${s.serviceRssMiB} (${s.heapMiB} of ${s.heapCommittedMiB} / ${s.externalMiB} / ${s.fileRssMiB} / ${s.searchCacheMiB}) | ${s.postgresRssMiB} | ${s.memories} |`,
+        `| ${s.window} | ${s.requests} (${s.byKind.query} / ${s.byKind.ingest} / ${s.byKind.status}) | ${s.p50} / ${s.p99} | ${s.queryP50} | ${s.errors} | ${s.serviceRssMiB} / ${s.serviceRssMaxMiB ?? '-'} (${s.heapMiB} of ${s.heapCommittedMiB} / ${s.externalMiB} / ${s.fileRssMiB} / ${s.searchCacheMiB}) | ${s.postgresRssMiB} | ${s.memories} |`,
     ),
     '',
     `All requests: ${r.totals.requests}, p50 ${r.totals.latencyMs.p50} / p99 ${r.totals.latencyMs.p99} ms, ${r.totals.errors} errors.`,

@@ -40,7 +40,10 @@ export interface SoakSample {
   p99: number;
   queryP50: number;
   errors: number;
+  /** the service's resident memory, mean of the readings taken every few seconds over the window (RSS_EVERY_MS) */
   serviceRssMiB: number;
+  /** the highest of those readings */
+  serviceRssMaxMiB: number;
   /** the service's JavaScript heap in use and its external (Buffer, native) memory, from /metrics */
   heapMiB: number;
   /** the JavaScript heap's pages held from the system (used or not): what of it is in the resident memory */
@@ -110,7 +113,10 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
   const samples: SoakSample[] = [];
   const firstErrors: string[] = [];
   const all: number[] = [];
-  let window = { times: [] as number[], queryTimes: [] as number[], byKind: { query: 0, ingest: 0, status: 0 }, errors: 0 };
+  let window = { times: [] as number[], queryTimes: [] as number[], byKind: { query: 0, ingest: 0, status: 0 }, errors: 0, rss: [] as number[] };
+  // One reading at a window's end lands anywhere in the garbage collector's cycle (the JS heap alone swings by 100-200
+  // MiB between collections): a window's memory is the mean of readings every few seconds, and its peak is kept too.
+  const rssTimer = setInterval(() => window.rss.push(opts.serviceRss()), RSS_EVERY_MS);
   let errors = 0;
   const started = Date.now();
   const end = started + opts.durationS * 1000;
@@ -154,7 +160,8 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
   const windows = Math.max(1, Math.ceil(opts.durationS / opts.sampleS));
   const sample = async (n: number) => {
     const w = window;
-    window = { times: [], queryTimes: [], byKind: { query: 0, ingest: 0, status: 0 }, errors: 0 };
+    window = { times: [], queryTimes: [], byKind: { query: 0, ingest: 0, status: 0 }, errors: 0, rss: [] };
+    const rss = [...w.rss, opts.serviceRss()];
     const memories = opts.seedMemories + ingested.length;
     const gauges = await metricGauges(service, ['crs_nodejs_heap_size_used_bytes', 'crs_nodejs_heap_size_total_bytes', 'crs_nodejs_external_memory_bytes', SEARCH_CACHE_GAUGE]).catch(() => ({}) as Record<string, number>);
     samples.push({
@@ -165,7 +172,8 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
       p99: round(percentile(w.times, 99), 1),
       queryP50: round(percentile(w.queryTimes, 50), 1),
       errors: w.errors,
-      serviceRssMiB: Math.round(opts.serviceRss() / 2 ** 20),
+      serviceRssMiB: Math.round(rss.reduce((a, b) => a + b, 0) / rss.length / 2 ** 20),
+      serviceRssMaxMiB: Math.round(Math.max(...rss) / 2 ** 20),
       heapMiB: Math.round((gauges.crs_nodejs_heap_size_used_bytes ?? 0) / 2 ** 20),
       heapCommittedMiB: Math.round((gauges.crs_nodejs_heap_size_total_bytes ?? 0) / 2 ** 20),
       externalMiB: Math.round((gauges.crs_nodejs_external_memory_bytes ?? 0) / 2 ** 20),
@@ -176,7 +184,7 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
     });
     loadBar.update(Math.round((Date.now() - started) / 1000));
     const s = samples[samples.length - 1];
-    progress.log(`window ${n}: ${s.requests} requests, p50 ${s.p50} / p99 ${s.p99} ms, ${s.errors} errors, service ${s.serviceRssMiB} MiB (heap ${s.heapMiB} of ${s.heapCommittedMiB}, external ${s.externalMiB}, file ${s.fileRssMiB}, search caches ${s.searchCacheMiB}), ${memories} memories`);
+    progress.log(`window ${n}: ${s.requests} requests, p50 ${s.p50} / p99 ${s.p99} ms, ${s.errors} errors, service ${s.serviceRssMiB} MiB, peak ${s.serviceRssMaxMiB} (heap ${s.heapMiB} of ${s.heapCommittedMiB}, external ${s.externalMiB}, file ${s.fileRssMiB}, search caches ${s.searchCacheMiB}), ${memories} memories`);
   };
   // Every window but the last closes on the clock; the last one once every client's final request has been answered.
   const sampler = (async () => {
@@ -187,6 +195,7 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
   })();
   await Promise.all([...Array.from({ length: opts.clients }, worker), sampler]);
   await sample(windows);
+  clearInterval(rssTimer);
   loadBar.stop();
   const steps = await client.querySteps().catch(() => ({}) as Record<string, { seconds: number; items: number }>);
   const querySteps = Object.entries(steps)
@@ -231,6 +240,9 @@ export async function runSoak(service: ServiceHandle, opts: SoakOptions): Promis
 }
 
 /** Unlabelled gauges of the service's /metrics. */
+/** How often the service's resident memory is read within a window. */
+const RSS_EVERY_MS = 5000;
+
 const SEARCH_CACHE_GAUGE = 'crs_cache_bytes{cache="search_engine"}';
 
 async function metricGauges(service: ServiceHandle, names: string[]): Promise<Record<string, number>> {
