@@ -31,7 +31,7 @@ describe('configuration', () => {
       projectionWaitMs: 5000,
       readinessMaxLag: 1000,
       blobSweepGraceMs: 60_000,
-      caches: { searchIndexBytes: 256 * 2 ** 20, searchMetadataBytes: 64 * 2 ** 20, blobBytes: 64 * 2 ** 20 },
+      caches: { searchIndexBytes: 256 * 2 ** 20, searchMetadataBytes: 64 * 2 ** 20, blobBytes: 16 * 2 ** 20 },
       searchVersionRetentionMs: 30_000,
       queryRetentionMs: 30 * 86_400_000,
       pipeline: { ...PIPELINE_DEFAULTS, leaseMs: 60_000, maxAttempts: 3, pollMs: 200, chunkTokens: 512 },

@@ -112,7 +112,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl?: string): App
     caches: {
       searchIndexBytes: read.mebibytes('SEARCH_INDEX_CACHE_MB', 256),
       searchMetadataBytes: read.mebibytes('SEARCH_METADATA_CACHE_MB', 64),
-      blobBytes: read.mebibytes('BLOB_CACHE_MB', 64),
+      blobBytes: read.mebibytes('BLOB_CACHE_MB', 16),
     },
     searchVersionRetentionMs: read.wholeNumber('SEARCH_VERSION_RETENTION_SECONDS', 30) * 1000,
     queryRetentionMs: read.wholeNumber('QUERY_RETENTION_DAYS', 30) * 86_400_000,

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../../../test/support/test-database';
 import { BlobRows } from './blob-rows';
-import { BlobStore, DatabaseBlobsDeletedError } from './blob-store';
+import { BlobStore, CACHE_ENTRY_OVERHEAD, DatabaseBlobsDeletedError } from './blob-store';
 
 const DB = '0b7f3c5e-0000-4000-8000-000000000001';
 
@@ -33,11 +33,14 @@ describe('BlobStore', () => {
   });
 
   it('drops the least recently used blobs beyond its byte budget', async () => {
-    const store = new BlobStore(root, { cacheBytes: 80 });
+    // Each entry costs its 10 bytes, its key (the path) and the bookkeeping: the budget holds eight, not nine.
+    const cost = 10 + new BlobStore(root).path(DB, BlobStore.hash('x')).length + CACHE_ENTRY_OVERHEAD;
+    const store = new BlobStore(root, { cacheBytes: 8.5 * cost });
     const a = await store.put(DB, 'a'.repeat(10));
     const b = await store.put(DB, 'b'.repeat(10));
     await store.get(DB, a); // a is now the most recent
-    for (let i = 0; i < 7; i++) await store.put(DB, `${i}`.repeat(10)); // 90 bytes in all: the oldest (b) goes
+    for (let i = 0; i < 7; i++) await store.put(DB, `${i}`.repeat(10)); // nine in all: the oldest (b) goes
+    expect(store.cacheUsage()).toEqual({ bytes: 8 * cost, entries: 8 });
     unlinkSync(store.path(DB, a));
     unlinkSync(store.path(DB, b));
     expect((await store.get(DB, a)).toString()).toBe('a'.repeat(10));
@@ -184,7 +187,7 @@ describe('BlobStore cache memory', () => {
       const cached = await store.get(DB, sha); // answered from the cache
       expect(cached.toString()).toBe(small.toString());
       expect(cached.buffer.byteLength).toBe(cached.length);
-      expect(store.cacheUsage()).toEqual({ bytes: small.length, entries: 1 });
+      expect(store.cacheUsage()).toEqual({ bytes: small.length + store.path(DB, sha).length + CACHE_ENTRY_OVERHEAD, entries: 1 });
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -6,7 +6,8 @@ import type { BlobRows } from './blob-rows';
 
 export interface BlobStoreOptions {
   /**
-   * Bytes of recently stored or read blobs kept in memory (least recently used dropped first). Default 64 MiB;
+   * Bytes of recently stored or read blobs kept in memory (least recently used dropped first), counting each entry's
+   * bookkeeping (CACHE_ENTRY_OVERHEAD). Default 64 MiB (the service sets BLOB_CACHE_MB, default 16);
    * 0 disables. Blobs are immutable (named by their hash), so a cached copy is never stale; a blob whose
    * database was deleted is dropped from the cache with it.
    */
@@ -64,7 +65,7 @@ export class BlobStore {
     this.rowMaxBytes = options.rows ? (options.rowMaxBytes ?? 4096) : 0;
   }
 
-  /** Bytes and blobs held by the in-memory cache (reported on /metrics). */
+  /** Bytes (each blob's own and its bookkeeping: CACHE_ENTRY_OVERHEAD) and blobs held by the in-memory cache (reported on /metrics). */
   cacheUsage(): { bytes: number; entries: number } {
     return { bytes: this.cached, entries: this.cache.size };
   }
@@ -226,11 +227,11 @@ export class BlobStore {
     if (bytes.length > this.cacheBytes / 8) return; // a large file would push out many small blobs
     this.forget(key);
     this.cache.set(key, ownMemory(bytes));
-    this.cached += bytes.length;
+    this.cached += entryCost(key, bytes);
     for (const [oldest, b] of this.cache) {
       if (this.cached <= this.cacheBytes) break;
       this.cache.delete(oldest);
-      this.cached -= b.length;
+      this.cached -= entryCost(oldest, b);
     }
   }
 
@@ -238,9 +239,18 @@ export class BlobStore {
     const had = this.cache.get(key);
     if (!had) return;
     this.cache.delete(key);
-    this.cached -= had.length;
+    this.cached -= entryCost(key, had);
   }
 }
+
+/**
+ * What one cached blob costs the process beyond its bytes: its key (a path), the Buffer and ArrayBuffer objects and the
+ * map entry (measured in a heap snapshot: about 96 + 88 bytes of objects and 50 of map per entry, plus the key). Most
+ * blobs are a few hundred bytes (a memory, its chunk list, its graph), so counting only their bytes held twice the
+ * budget.
+ */
+export const CACHE_ENTRY_OVERHEAD = 256;
+const entryCost = (key: string, bytes: Buffer) => bytes.length + key.length + CACHE_ENTRY_OVERHEAD;
 
 /**
  * The bytes in memory of their own. Node hands out small Buffers (from strings, from Postgres rows) as slices of a
