@@ -1,8 +1,8 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { inSegments, REPLAYING_SETTING, type ReadModelProjection } from '../../libs/persistence/src/projection';
-import { storableExpiry } from '../../libs/domain/src/items/expiry';
-import type { ItemEvent } from '../../libs/domain/src/items/item.events';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import { inSegments, REPLAYING_SETTING, type ReadModelProjection } from '@crs/persistence/projection';
+import { storableExpiry } from '@crs/domain/items/expiry';
+import type { ItemEvent } from '@crs/domain/items/item.events';
 
 /**
  * Every ingested item (memory, file, app item) with its indexing status: what /context/status, /context/list,

@@ -1,8 +1,8 @@
-import { runEnvironment } from '../../bench/lib/env';
-import { createProgress } from '../../bench/lib/progress';
-import type { ServiceHandle } from '../../bench/lib/service';
-import { soakMarkdown, soakTargets } from '../../bench/soak/report';
-import { runSoak } from '../../bench/soak/run-soak';
+import { runEnvironment } from '@crs/bench/lib/env';
+import { createProgress } from '@crs/bench/lib/progress';
+import type { ServiceHandle } from '@crs/bench/lib/service';
+import { soakMarkdown, soakTargets } from '@crs/bench/soak/report';
+import { runSoak } from '@crs/bench/soak/run-soak';
 import { startInProcessService } from './in-process-service';
 
 /**

@@ -1,4 +1,4 @@
-import { runCli } from '../../apps/cli/src/cli';
+import { runCli } from '@crs/cli/cli';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { postMultipart, waitForStatus } from '../support/ingest';
 

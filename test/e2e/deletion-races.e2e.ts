@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { verifySearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
-import { indexNameFor, verifyIndexName } from '../../apps/worker/src/search/search-catalog';
+import { verifySearchIndex } from '@crs/worker/search/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
+import { indexNameFor, verifyIndexName } from '@crs/worker/search/search-catalog';
 import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 

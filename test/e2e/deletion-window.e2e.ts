@@ -1,4 +1,4 @@
-import { configFromEnv } from '../../apps/api/src/config';
+import { configFromEnv } from '@crs/api/config';
 import { ingestMemories, postMultipart, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 

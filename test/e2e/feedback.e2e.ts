@@ -1,5 +1,5 @@
-import { runCli } from '../../apps/cli/src/cli';
-import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
+import { runCli } from '@crs/cli/cli';
+import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 

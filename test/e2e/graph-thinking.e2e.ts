@@ -1,4 +1,4 @@
-import { GraphContextService } from '../../apps/api/src/query/graph-context.service';
+import { GraphContextService } from '@crs/api/query/graph-context.service';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type AddressInfo } from 'node:net';
-import { LATEST_EXPIRY } from '../../libs/domain/src/items/expiry';
-import { streams } from '../../libs/domain/src/streams';
+import { LATEST_EXPIRY } from '@crs/domain/items/expiry';
+import { streams } from '@crs/domain/streams';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 

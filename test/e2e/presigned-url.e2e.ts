@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { PresignedUrls } from '../../apps/api/src/context/presigned-urls';
+import { PresignedUrls } from '@crs/api/context/presigned-urls';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 

@@ -1,5 +1,5 @@
-import { streams } from '../../libs/domain/src/streams';
-import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
+import { streams } from '@crs/domain/streams';
+import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 

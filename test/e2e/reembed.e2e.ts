@@ -1,9 +1,9 @@
 import { crsWith } from '../support/crs';
-import { DatabaseCommands } from '../../apps/api/src/databases/database-commands';
-import { createEmbedder, PostgresEmbeddingCache, VectorSpaces } from '../../libs/embeddings/src';
-import { rebuildSearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
-import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
+import { DatabaseCommands } from '@crs/api/databases/database-commands';
+import { createEmbedder, PostgresEmbeddingCache, VectorSpaces } from '@crs/embeddings';
+import { rebuildSearchIndex } from '@crs/worker/search/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
+import { indexNameFor } from '@crs/worker/search/search-catalog';
 import { FakeOpenAiServer } from '../integration/embedder.fake-openai-server';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { HydraDBClient } from '@hydradb/sdk';
-import { configFromEnv } from '../../apps/api/src/config';
+import { configFromEnv } from '@crs/api/config';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**

@@ -4,9 +4,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { configFromEnv } from '../../apps/api/src/config';
-import { WebhookDispatcher } from '../../apps/worker/src/webhooks/webhook-dispatcher';
-import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
+import { configFromEnv } from '@crs/api/config';
+import { WebhookDispatcher } from '@crs/worker/webhooks/webhook-dispatcher';
+import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 

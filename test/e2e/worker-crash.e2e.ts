@@ -1,6 +1,6 @@
-import type { Embedder } from '../../libs/embeddings/src';
-import { RuleBasedInference } from '../../libs/ingestion/src/inference/rule-based.inference';
-import { IndexingPipeline } from '../../apps/worker/src/pipeline/indexing-pipeline';
+import type { Embedder } from '@crs/embeddings';
+import { RuleBasedInference } from '@crs/ingestion/inference/rule-based.inference';
+import { IndexingPipeline } from '@crs/worker/pipeline/indexing-pipeline';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { ConfigurationError, configFromEnv, DEFAULT_WEBHOOK_RETRY_SCHEDULE, PIPELINE_DEFAULTS } from './config';
-import { parseRetrySchedule } from '../../../libs/domain/src/webhooks/delivery.decider';
+import { parseRetrySchedule } from '@crs/domain/webhooks/delivery.decider';
 
 const load = (env: NodeJS.ProcessEnv) => configFromEnv(env, 'postgres://spec');
 

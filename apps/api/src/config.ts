@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import type { EmbedderSpec } from '../../../libs/domain/src/events';
-import { parseRetrySchedule } from '../../../libs/domain/src/webhooks/delivery.decider';
-import type { EmbedderProvider } from '../../../libs/embeddings/src/create-embedder';
-import { parseApiKey } from '../../../libs/persistence/src/api-keys';
-import { parseKey } from '../../../libs/persistence/src/key-file';
+import type { EmbedderSpec } from '@crs/domain/events';
+import { parseRetrySchedule } from '@crs/domain/webhooks/delivery.decider';
+import type { EmbedderProvider } from '@crs/embeddings/create-embedder';
+import { parseApiKey } from '@crs/persistence/api-keys';
+import { parseKey } from '@crs/persistence/key-file';
 import { CONTEXT_DEFAULTS, type ContextWeights, MAX_CONTEXT_DISTANCE } from './query/conversation-context';
 import { POOL_DEFAULTS, type PoolSize } from './query/pool-size';
 import { THINKING_DEFAULTS, thinkingVariable, type ThinkingWeights } from './query/thinking-weights';

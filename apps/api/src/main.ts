@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-postgres';
+import { startEmbeddedPostgres } from '@crs/persistence/embedded-postgres';
 import { createApp } from './app.factory';
 import { ConfigurationError, configFromEnv } from './config';
 

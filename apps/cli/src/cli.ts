@@ -1,16 +1,16 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { configFromEnv } from '../../api/src/config';
-import { Infrastructure } from '../../api/src/infrastructure';
-import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-postgres';
-import { verifyProjection } from '../../../libs/persistence/src/projection-verifier';
-import { rebuildSearchIndex, verifySearchIndex } from '../../worker/src/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '../../worker/src/search/search-index.subscriber';
-import { reembedDatabase } from '../../worker/src/search/reembed';
+import { configFromEnv } from '@crs/api/config';
+import { Infrastructure } from '@crs/api/infrastructure';
+import { startEmbeddedPostgres } from '@crs/persistence/embedded-postgres';
+import { verifyProjection } from '@crs/persistence/projection-verifier';
+import { rebuildSearchIndex, verifySearchIndex } from '@crs/worker/search/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
+import { reembedDatabase } from '@crs/worker/search/reembed';
 import { aclHistory, visibleAt } from './audit';
-import { assertDatabaseName } from '../../../libs/domain/src/names';
-import { FeedbackRepository } from '../../api/src/feedback/feedback.repository';
-import { organizationOfDatabase } from '../../../projections/databases/databases.queries';
+import { assertDatabaseName } from '@crs/domain/names';
+import { FeedbackRepository } from '@crs/api/feedback/feedback.repository';
+import { organizationOfDatabase } from '@crs/projections/databases/databases.queries';
 
 /** The search index is rebuilt by generation swap rather than in a Postgres transaction. */
 const SEARCH_INDEX = 'search-index';

@@ -1,8 +1,8 @@
 import { mkdir, access } from 'node:fs/promises';
 import type { DataSource } from 'typeorm';
-import type { DatabaseComponent, EmbedderSpec } from '../../../libs/domain/src/events';
-import type { BlobStore } from '../../../libs/persistence/src/blob-store';
-import { blobsOnlyIn, referencedBlobs } from '../../../projections/blob-refs/blob-refs.queries';
+import type { DatabaseComponent, EmbedderSpec } from '@crs/domain/events';
+import type { BlobStore } from '@crs/persistence/blob-store';
+import { blobsOnlyIn, referencedBlobs } from '@crs/projections/blob-refs/blob-refs.queries';
 
 /**
  * The physical parts of a database outside the event log. Each contributor provisions what it owns and

@@ -1,8 +1,8 @@
-import type { EventStore } from '../../../libs/eventstore/src/event-store.port';
-import { handleCommand, handleMany, type BatchOutcome, type CommandContext, type StreamStateCache } from '../../../libs/eventstore/src/command-handling';
-import { evolveItem, initialItem, type ItemState } from '../../../libs/domain/src/items/item.decider';
-import type { ItemEvent } from '../../../libs/domain/src/items/item.events';
-import { streams } from '../../../libs/domain/src/streams';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import { handleCommand, handleMany, type BatchOutcome, type CommandContext, type StreamStateCache } from '@crs/eventstore/command-handling';
+import { evolveItem, initialItem, type ItemState } from '@crs/domain/items/item.decider';
+import type { ItemEvent } from '@crs/domain/items/item.events';
+import { streams } from '@crs/domain/streams';
 
 type RevisedItemEvent = ItemEvent & { revision?: number };
 const ITEM_FOLD = { initial: initialItem, evolve: evolveItem };

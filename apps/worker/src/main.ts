@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import pino from 'pino';
-import { ConfigurationError, configFromEnv } from '../../api/src/config';
-import { Infrastructure } from '../../api/src/infrastructure';
+import { ConfigurationError, configFromEnv } from '@crs/api/config';
+import { Infrastructure } from '@crs/api/infrastructure';
 
 /**
  * The worker role on its own (production topology): runs every projection and processor, no HTTP.

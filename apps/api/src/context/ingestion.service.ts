@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, invalid } from '../../../../libs/domain/src/errors';
-import { normalizeDocumentAcl } from '../../../../libs/domain/src/acl';
-import { validateMetadata } from '../../../../libs/domain/src/metadata-schema';
-import { decideItem } from '../../../../libs/domain/src/items/item.decider';
-import type { ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
-import { jsonInputProblem } from '../../../../libs/domain/src/nul-character';
-import { expiryAfter } from '../../../../libs/domain/src/items/expiry';
-import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
-import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { decideOnItems, lastPosition } from '../../../worker/src/item-stream';
+import { DomainError, invalid } from '@crs/domain/errors';
+import { normalizeDocumentAcl } from '@crs/domain/acl';
+import { validateMetadata } from '@crs/domain/metadata-schema';
+import { decideItem } from '@crs/domain/items/item.decider';
+import type { ItemIngested, Store } from '@crs/domain/items/item.events';
+import { jsonInputProblem } from '@crs/domain/nul-character';
+import { expiryAfter } from '@crs/domain/items/expiry';
+import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '@crs/domain/items/item-input';
+import type { CommandContext } from '@crs/eventstore/command-handling';
+import { decideOnItems, lastPosition } from '@crs/worker/item-stream';
 import { DatabaseCommands } from '../databases/database-commands';
 import type { DatabaseRecord } from '../databases/database-directory';
 import type { UploadedFile } from '../http/multipart';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 import { databaseNotFound } from '../http/scope';
-import { DatabaseBlobsDeletedError } from '../../../../libs/persistence/src/blob-store';
+import { DatabaseBlobsDeletedError } from '@crs/persistence/blob-store';
 
 export interface IngestResultItem {
   id: string;

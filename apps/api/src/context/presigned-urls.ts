@@ -1,8 +1,8 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, invalid } from '../../../../libs/domain/src/errors';
-import { parseKey, readOrCreateKeyFile } from '../../../../libs/persistence/src/key-file';
+import { DomainError, invalid } from '@crs/domain/errors';
+import { parseKey, readOrCreateKeyFile } from '@crs/persistence/key-file';
 import type { AppConfig } from '../config';
 import { APP_CONFIG } from '../tokens';
 

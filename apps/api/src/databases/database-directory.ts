@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
-import type { ApiKeyRecord } from '../../../../libs/persistence/src/api-keys';
-import type { MetadataField } from '../../../../libs/domain/src/metadata-schema';
-import type { EmbedderSpec } from '../../../../libs/domain/src/events';
+import type { ApiKeyRecord } from '@crs/persistence/api-keys';
+import type { MetadataField } from '@crs/domain/metadata-schema';
+import type { EmbedderSpec } from '@crs/domain/events';
 import { databaseNotFound } from '../http/scope';
 import {
   activeCollections,
@@ -9,7 +9,7 @@ import {
   findDatabaseByName,
   liveDatabasesOf,
   type DatabaseLookupRow,
-} from '../../../../projections/databases/databases.queries';
+} from '@crs/projections/databases/databases.queries';
 
 export interface DatabaseRecord {
   id: string;

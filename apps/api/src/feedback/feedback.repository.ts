@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
-import { evaluateRetrieval, EVALUATION_CUTOFFS, type JudgedQuery, type QueryScore } from '../../../../libs/domain/src/feedback/feedback-evaluation';
-import { streams } from '../../../../libs/domain/src/streams';
-import type { ResourceContributor } from '../../../worker/src/database-resources';
-import { feedbackIdsOf, feedbackWithQueries, type FeedbackWithQueryRow } from '../../../../projections/feedback/feedback.queries';
+import { evaluateRetrieval, EVALUATION_CUTOFFS, type JudgedQuery, type QueryScore } from '@crs/domain/feedback/feedback-evaluation';
+import { streams } from '@crs/domain/streams';
+import type { ResourceContributor } from '@crs/worker/database-resources';
+import { feedbackIdsOf, feedbackWithQueries, type FeedbackWithQueryRow } from '@crs/projections/feedback/feedback.queries';
 
 /** One exported submission (NDJSON line of `crs feedback export`). */
 export interface FeedbackExportLine {

@@ -1,5 +1,5 @@
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
 
 /** Prometheus metrics: request latency by route and status, projection lag, pipeline queue depth. */
 export class Metrics {

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { entityKey } from '../../../../libs/ingestion/src/graph/extract-graph';
+import { entityKey } from '@crs/ingestion/graph/extract-graph';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';
 import type { RankedChunk } from './retrieval.service';
-import { chunksMentioningEntities, entitiesOfChunks, knownEntities, relatedEntities, relationsOfChunks } from '../../../../projections/graph/graph.queries';
+import { chunksMentioningEntities, entitiesOfChunks, knownEntities, relatedEntities, relationsOfChunks } from '@crs/projections/graph/graph.queries';
 
 export interface EntityRef {
   name: string;

@@ -1,4 +1,4 @@
-import { StepClock } from '../../../../libs/domain/src/step-clock';
+import { StepClock } from '@crs/domain/step-clock';
 import { configFromEnv } from '../config';
 import type { Infrastructure } from '../infrastructure';
 import { candidatePool, POOL_DEFAULTS } from './pool-size';

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { callerPrincipals } from '../../../../libs/domain/src/acl';
-import { invalid } from '../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../libs/domain/src/names';
-import { streams } from '../../../../libs/domain/src/streams';
-import { metadataFor, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { isIndexedMetadataKey, METADATA_KEY_RULE } from '../../../../libs/search/src/metadata-filter-tokens';
-import type { Scalar, Store } from '../../../../libs/search/src/search-index.port';
+import { callerPrincipals } from '@crs/domain/acl';
+import { invalid } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
+import { streams } from '@crs/domain/streams';
+import { metadataFor, type CommandContext } from '@crs/eventstore/command-handling';
+import { isIndexedMetadataKey, METADATA_KEY_RULE } from '@crs/search/metadata-filter-tokens';
+import type { Scalar, Store } from '@crs/search/search-index.port';
 import type { DatabaseRecord } from '../databases/database-directory';
 import type { Infrastructure } from '../infrastructure';
 import { INFRASTRUCTURE } from '../tokens';

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { isVisible } from '../../../../libs/domain/src/acl';
-import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
-import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
+import { isVisible } from '@crs/domain/acl';
+import { applyRecency, fuseScores } from '@crs/domain/ranking';
+import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '@crs/search/search-index.port';
 import type { AppConfig } from '../config';
 import type { Infrastructure } from '../infrastructure';
-import type { IndexRef } from '../../../worker/src/search/search-catalog';
-import { sameVectorSpace } from '../../../../libs/embeddings/src';
+import type { IndexRef } from '@crs/worker/search/search-catalog';
+import { sameVectorSpace } from '@crs/embeddings';
 import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
-import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '../../../../projections/items/items.queries';
+import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '@crs/projections/items/items.queries';
 import { type ContextWeights, lendScores, type Neighbour } from './conversation-context';
 import { candidatePool, type PoolSize } from './pool-size';
 

@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { dot } from '../../../../libs/embeddings/src';
-import { applyRecency } from '../../../../libs/domain/src/ranking';
-import type { Candidate, ChunkDoc, LeanCandidate, Store } from '../../../../libs/search/src/search-index.port';
+import { dot } from '@crs/embeddings';
+import { applyRecency } from '@crs/domain/ranking';
+import type { Candidate, ChunkDoc, LeanCandidate, Store } from '@crs/search/search-index.port';
 import type { AppConfig } from '../config';
 import type { Infrastructure } from '../infrastructure';
 import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
 import { GraphContextService } from './graph-context.service';
 import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
 import type { ThinkingWeights } from './thinking-weights';
-import { itemKeysWithIds } from '../../../../projections/items/items.queries';
+import { itemKeysWithIds } from '@crs/projections/items/items.queries';
 
 const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));
 

@@ -1,25 +1,25 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
-import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { CommandContext } from '@crs/eventstore/command-handling';
 import { decideOnItem, decideOnItems, lastPosition, loadItemStates, type ItemDecision, type ItemStateCache } from '../item-stream';
-import { streams } from '../../../../libs/domain/src/streams';
-import type { BatchOutcome } from '../../../../libs/eventstore/src/command-handling';
-import { decideItem, type ItemState } from '../../../../libs/domain/src/items/item.decider';
-import { StepClock } from '../../../../libs/domain/src/step-clock';
-import type { IndexingStatus, ItemEvent } from '../../../../libs/domain/src/items/item.events';
-import type { Embedder } from '../../../../libs/embeddings/src';
-import { chunkPairs, chunkText, parseDocument, ParseError, type Chunk } from '../../../../libs/ingestion/src';
-import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
-import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
+import { streams } from '@crs/domain/streams';
+import type { BatchOutcome } from '@crs/eventstore/command-handling';
+import { decideItem, type ItemState } from '@crs/domain/items/item.decider';
+import { StepClock } from '@crs/domain/step-clock';
+import type { IndexingStatus, ItemEvent } from '@crs/domain/items/item.events';
+import type { Embedder } from '@crs/embeddings';
+import { chunkPairs, chunkText, parseDocument, ParseError, type Chunk } from '@crs/ingestion';
+import type { BlobStore } from '@crs/persistence/blob-store';
+import type { ProjectionRunner, RunnerLogger } from '@crs/persistence/projection-runner';
 import { embeddingText, type StoredChunk } from '../search/chunk-docs';
-import { ClaimLoop } from '../../../../libs/persistence/src/claim-loop';
-import { mapLimit } from '../../../../libs/persistence/src/map-limit';
-import { extractGraph } from '../../../../libs/ingestion/src/graph/extract-graph';
-import type { Inference } from '../../../../libs/ingestion/src/inference/inference.port';
-import { itemKey } from '../../../../libs/domain/src/items/item-input';
-import type { ItemIngested } from '../../../../libs/domain/src/items/item.events';
+import { ClaimLoop } from '@crs/persistence/claim-loop';
+import { mapLimit } from '@crs/persistence/map-limit';
+import { extractGraph } from '@crs/ingestion/graph/extract-graph';
+import type { Inference } from '@crs/ingestion/inference/inference.port';
+import { itemKey } from '@crs/domain/items/item-input';
+import type { ItemIngested } from '@crs/domain/items/item.events';
 import {
   claimItemsWaitingForStage,
   itemsByKeys,
@@ -27,8 +27,8 @@ import {
   memoriesDerivedFromExcept,
   type ItemClaim,
   type ItemRow,
-} from '../../../../projections/items/items.queries';
-import { databaseOwnersAndEmbedders, type DatabaseRow } from '../../../../projections/databases/databases.queries';
+} from '@crs/projections/items/items.queries';
+import { databaseOwnersAndEmbedders, type DatabaseRow } from '@crs/projections/databases/databases.queries';
 
 export const PIPELINE_DDL = `CREATE TABLE IF NOT EXISTS pipeline_leases (
   database_id uuid NOT NULL,

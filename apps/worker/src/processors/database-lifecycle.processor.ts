@@ -1,5 +1,5 @@
-import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
-import { handleCommand, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
+import { handleCommand, type CommandContext } from '@crs/eventstore/command-handling';
 import {
   decideDatabase,
   evolveDatabase,
@@ -7,11 +7,11 @@ import {
   initialDatabase,
   initialRegistry,
   type RegistryState,
-} from '../../../../libs/domain/src/database.decider';
-import { DATABASE_COMPONENTS, type DatabaseCreated, type DatabaseEvent } from '../../../../libs/domain/src/events';
-import { streams } from '../../../../libs/domain/src/streams';
-import type { Processor } from '../../../../libs/persistence/src/projection';
-import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
+} from '@crs/domain/database.decider';
+import { DATABASE_COMPONENTS, type DatabaseCreated, type DatabaseEvent } from '@crs/domain/events';
+import { streams } from '@crs/domain/streams';
+import type { Processor } from '@crs/persistence/projection';
+import type { ProjectionRunner, RunnerLogger } from '@crs/persistence/projection-runner';
 import type { DatabaseResources } from '../database-resources';
 
 /**

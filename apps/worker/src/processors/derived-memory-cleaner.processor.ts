@@ -1,9 +1,9 @@
 import type { DataSource } from 'typeorm';
-import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
-import type { Processor } from '../../../../libs/persistence/src/projection';
-import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
+import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Processor } from '@crs/persistence/projection';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
 import { decideOnItem } from '../item-stream';
-import { memoriesDerivedFrom } from '../../../../projections/items/items.queries';
+import { memoriesDerivedFrom } from '@crs/projections/items/items.queries';
 
 /** Deleting a memory deletes the memories inferred from it (each an ItemDeleted of its own). */
 export class DerivedMemoryCleaner implements Processor {

@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
-import { streams } from '../../../../libs/domain/src/streams';
-import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
-import { lockKey, type RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
-import { queriesPastRetention, removeQueryRecords } from '../../../../projections/queries/queries.queries';
+import { streams } from '@crs/domain/streams';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import { lockKey, type RunnerLogger } from '@crs/persistence/projection-runner';
+import { queriesPastRetention, removeQueryRecords } from '@crs/projections/queries/queries.queries';
 
 export interface QueryRetentionOptions {
   /** Recorded queries older than this are removed; 0 keeps them for ever. */

@@ -1,19 +1,19 @@
 import type { DataSource } from 'typeorm';
-import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
-import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { handleCommand } from '../../../../libs/eventstore/src/command-handling';
-import { decideDatabase, evolveDatabase, initialDatabase, type DatabaseCommand } from '../../../../libs/domain/src/database.decider';
-import type { DatabaseEvent, EmbedderSpec } from '../../../../libs/domain/src/events';
-import type { ItemIngested } from '../../../../libs/domain/src/items/item.events';
-import { decideItem } from '../../../../libs/domain/src/items/item.decider';
-import { streams } from '../../../../libs/domain/src/streams';
-import { sameVectorSpace, type Embedder } from '../../../../libs/embeddings/src';
-import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { CommandContext } from '@crs/eventstore/command-handling';
+import { handleCommand } from '@crs/eventstore/command-handling';
+import { decideDatabase, evolveDatabase, initialDatabase, type DatabaseCommand } from '@crs/domain/database.decider';
+import type { DatabaseEvent, EmbedderSpec } from '@crs/domain/events';
+import type { ItemIngested } from '@crs/domain/items/item.events';
+import { decideItem } from '@crs/domain/items/item.decider';
+import { streams } from '@crs/domain/streams';
+import { sameVectorSpace, type Embedder } from '@crs/embeddings';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
 import { decideOnItems, lastPosition } from '../item-stream';
 import { indexNameFor, type SearchCatalog } from './search-catalog';
 import { rebuildSearchIndex } from './search-index-rebuild';
 import type { SearchIndexSubscriber } from './search-index.subscriber';
-import { itemsErroredWithEmbedderMismatch } from '../../../../projections/items/items.queries';
+import { itemsErroredWithEmbedderMismatch } from '@crs/projections/items/items.queries';
 
 export interface ReembedResult {
   /** false when the database already embeds with this embedder, its indexes hold it and no item waits for it (nothing was done) */

@@ -1,9 +1,9 @@
 import type { DataSource } from 'typeorm';
-import { lockKey } from '../../../../libs/persistence/src/projection-runner';
-import type { SearchIndex, Store } from '../../../../libs/search/src/search-index.port';
-import type { DatabaseComponent, EmbedderSpec } from '../../../../libs/domain/src/events';
+import { lockKey } from '@crs/persistence/projection-runner';
+import type { SearchIndex, Store } from '@crs/search/search-index.port';
+import type { DatabaseComponent, EmbedderSpec } from '@crs/domain/events';
 import type { ResourceContributor } from '../database-resources';
-import { recordIndexModelsFromDatabases } from '../../../../projections/databases/databases.queries';
+import { recordIndexModelsFromDatabases } from '@crs/projections/databases/databases.queries';
 
 /**
  * Which physical search index serves each (database, store). Not a projection: operational state, like the

@@ -1,7 +1,7 @@
-import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
-import type { ChunkDoc, Store } from '../../../../libs/search/src/search-index.port';
+import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { ChunkDoc, Store } from '@crs/search/search-index.port';
 import type { CatalogEntry, IndexRef, SearchCatalog } from './search-catalog';
-import type { EmbedderSpec } from '../../../../libs/domain/src/events';
+import type { EmbedderSpec } from '@crs/domain/events';
 import { CATALOG_CACHE_MS, indexNameFor, verifyIndexName } from './search-catalog';
 import type { IndexTarget, SearchIndexSubscriber, WrittenItem } from './search-index.subscriber';
 

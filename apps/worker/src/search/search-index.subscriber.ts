@@ -1,15 +1,15 @@
 import type { DataSource } from 'typeorm';
-import type { RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
-import { EmbeddingError, type VectorSpaces } from '../../../../libs/embeddings/src';
-import type { RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
-import type { BlobStore } from '../../../../libs/persistence/src/blob-store';
-import type { Processor } from '../../../../libs/persistence/src/projection';
-import { mapLimit } from '../../../../libs/persistence/src/map-limit';
-import type { ItemChunked, ItemDeleted } from '../../../../libs/domain/src/items/item.events';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import { EmbeddingError, type VectorSpaces } from '@crs/embeddings';
+import type { RunnerLogger } from '@crs/persistence/projection-runner';
+import type { BlobStore } from '@crs/persistence/blob-store';
+import type { Processor } from '@crs/persistence/projection';
+import { mapLimit } from '@crs/persistence/map-limit';
+import type { ItemChunked, ItemDeleted } from '@crs/domain/items/item.events';
 import type { IndexRef, SearchCatalog } from './search-catalog';
 import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from './chunk-docs';
-import type { ChunkDoc } from '../../../../libs/search/src/search-index.port';
-import { contentVersionsByKeys, itemsInActiveCollectionsByKeys } from '../../../../projections/items/items.queries';
+import type { ChunkDoc } from '@crs/search/search-index.port';
+import { contentVersionsByKeys, itemsInActiveCollectionsByKeys } from '@crs/projections/items/items.queries';
 
 /**
  * Projects what the pipeline recorded (ItemChunked: the chunk list blob) into the search index, idempotent by

@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
-import type { EventStore, RecordedEvent } from '../../../../libs/eventstore/src/event-store.port';
-import type { Processor } from '../../../../libs/persistence/src/projection';
-import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
-import { deliveryIsLive } from '../../../../projections/webhook-outbox/webhook-outbox.queries';
+import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Processor } from '@crs/persistence/projection';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
+import { deliveryIsLive } from '@crs/projections/webhook-outbox/webhook-outbox.queries';
 
 /**
  * A delivery attempt recorded for a database or collection that is being deleted (or is gone) is deleted from the log

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { Sql } from '../../../../libs/persistence/src/data-source';
-import { parseKey, readOrCreateKeyFile } from '../../../../libs/persistence/src/key-file';
+import type { Sql } from '@crs/persistence/data-source';
+import { parseKey, readOrCreateKeyFile } from '@crs/persistence/key-file';
 
 /**
  * Webhook signing secrets, encrypted at rest. They are needed in clear to sign (HMAC), so unlike API keys

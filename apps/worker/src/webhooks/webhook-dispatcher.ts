@@ -1,10 +1,10 @@
-import { ClaimLoop } from '../../../../libs/persistence/src/claim-loop';
+import { ClaimLoop } from '@crs/persistence/claim-loop';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
-import { handleCommand } from '../../../../libs/eventstore/src/command-handling';
-import { streams } from '../../../../libs/domain/src/streams';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import { handleCommand } from '@crs/eventstore/command-handling';
+import { streams } from '@crs/domain/streams';
 import {
   decideDelivery,
   evolveDelivery,
@@ -13,13 +13,13 @@ import {
   type DeliveryState,
   type RetryPolicy,
   type SendResult,
-} from '../../../../libs/domain/src/webhooks/delivery.decider';
-import type { DeliveryEvent } from '../../../../libs/domain/src/webhooks/webhook.events';
-import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
+} from '@crs/domain/webhooks/delivery.decider';
+import type { DeliveryEvent } from '@crs/domain/webhooks/webhook.events';
+import type { ProjectionRunner, RunnerLogger } from '@crs/persistence/projection-runner';
 import type { SigningSecretVault } from './signing-secret-vault';
 import type { WebhookSender } from './webhook-sender';
 import { deliveryHeaders } from './webhook-signing';
-import { claimDueDeliveries, findDeliveryTarget, findDeliveryToSend, type DeliveryToSendRow } from '../../../../projections/webhook-outbox/webhook-outbox.queries';
+import { claimDueDeliveries, findDeliveryTarget, findDeliveryToSend, type DeliveryToSendRow } from '@crs/projections/webhook-outbox/webhook-outbox.queries';
 
 /**
  * Leases of the dispatcher (`sweeping`): state of the sender, not of the log, so they live outside the

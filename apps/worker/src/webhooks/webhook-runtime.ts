@@ -1,18 +1,18 @@
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
-import type { ProjectionRunner, RunnerLogger } from '../../../../libs/persistence/src/projection-runner';
-import { streams } from '../../../../libs/domain/src/streams';
-import { deliveryIdFor } from '../../../../libs/domain/src/webhooks/webhook-payload';
-import { notifiesWebhook } from '../../../../libs/domain/src/webhooks/webhook.events';
-import type { AppConfig } from '../../../api/src/config';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { ProjectionRunner, RunnerLogger } from '@crs/persistence/projection-runner';
+import { streams } from '@crs/domain/streams';
+import { deliveryIdFor } from '@crs/domain/webhooks/webhook-payload';
+import { notifiesWebhook } from '@crs/domain/webhooks/webhook.events';
+import type { AppConfig } from '@crs/api/config';
 import type { DatabaseResources } from '../database-resources';
 import { KEY_FILE_NAME, SigningSecretVault } from './signing-secret-vault';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookSender } from './webhook-sender';
 import { WebhookUrlGuard } from './webhook-url-guard';
-import { deliveryIdsOf, releaseDeliveryLeasesOf } from '../../../../projections/webhook-outbox/webhook-outbox.queries';
-import { deletedItemKeys } from '../../../../projections/item-tombstones/item-tombstones.queries';
+import { deliveryIdsOf, releaseDeliveryLeasesOf } from '@crs/projections/webhook-outbox/webhook-outbox.queries';
+import { deletedItemKeys } from '@crs/projections/item-tombstones/item-tombstones.queries';
 
 /** What webhooks need at run time, shared by the API (registration, test delivery) and the worker (dispatcher). */
 export interface WebhookRuntime {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { SendResult } from '../../../../libs/domain/src/webhooks/delivery.decider';
+import type { SendResult } from '@crs/domain/webhooks/delivery.decider';
 import { DeliveryTargetError, type WebhookUrlGuard } from './webhook-url-guard';
 
 /** Response bytes read (and thrown away) before the connection is cut. */

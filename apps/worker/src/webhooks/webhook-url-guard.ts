@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { DomainError } from '../../../../libs/domain/src/errors';
+import { DomainError } from '@crs/domain/errors';
 
 /**
  * SSRF guard for webhook URLs: HTTPS to the public internet only. Checked at registration and again at

@@ -1,8 +1,8 @@
-import { characterLength } from '../../../../../libs/domain/src/text-length';
+import { characterLength } from '@crs/domain/text-length';
 import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { invalid, notFound } from '../../../../../libs/domain/src/errors';
+import { invalid, notFound } from '@crs/domain/errors';
 import { authOf } from '../../http/auth.hook';
 import { LegacyResponse } from '../../http/envelope.interceptor';
 import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';

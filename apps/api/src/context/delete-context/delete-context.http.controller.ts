@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, Inject, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { DomainError, invalid } from '../../../../../libs/domain/src/errors';
-import { decideItem } from '../../../../../libs/domain/src/items/item.decider';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
-import { decideOnItem } from '../../../../worker/src/item-stream';
+import { DomainError, invalid } from '@crs/domain/errors';
+import { decideItem } from '@crs/domain/items/item.decider';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
+import { decideOnItem } from '@crs/worker/item-stream';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { contextOf, echoSourceType } from '../../http/request-context';

@@ -1,19 +1,19 @@
 import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { callerPrincipals, isVisible } from '../../../../../libs/domain/src/acl';
-import { invalid, notFound } from '../../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
-import { entityKey } from '../../../../../libs/ingestion/src/graph/extract-graph';
+import { callerPrincipals, isVisible } from '@crs/domain/acl';
+import { invalid, notFound } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
+import { entityKey } from '@crs/ingestion/graph/extract-graph';
 import { authOf } from '../../http/auth.hook';
 import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import { parseStoreType } from '../item-view';
-import { entitiesOfItems, relationsInCollection, relationsOfEntity } from '../../../../../projections/graph/graph.queries';
-import { servedItemsWithId } from '../../../../../projections/items/items.queries';
-import type { Store } from '../../../../../libs/domain/src/items/item.events';
+import { entitiesOfItems, relationsInCollection, relationsOfEntity } from '@crs/projections/graph/graph.queries';
+import { servedItemsWithId } from '@crs/projections/items/items.queries';
+import type { Store } from '@crs/domain/items/item.events';
 
 const PARAMS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'id', 'type', 'limit', 'cursor', 'acl', 'entity']);
 

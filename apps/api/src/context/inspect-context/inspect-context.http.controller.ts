@@ -1,9 +1,9 @@
 import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { callerPrincipals, isVisible } from '../../../../../libs/domain/src/acl';
-import { invalid, notFound } from '../../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { callerPrincipals, isVisible } from '@crs/domain/acl';
+import { invalid, notFound } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
 import { authOf } from '../../http/auth.hook';
 import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';

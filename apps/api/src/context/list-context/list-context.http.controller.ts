@@ -1,16 +1,16 @@
 import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { callerPrincipals } from '../../../../../libs/domain/src/acl';
-import { invalid } from '../../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { callerPrincipals } from '@crs/domain/acl';
+import { invalid } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
 import { authOf } from '../../http/auth.hook';
 import { contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import { itemView, parseStoreType } from '../item-view';
-import { inferredFrom, isListableSourceField, listItems, type ItemListFilter, type ItemRow } from '../../../../../projections/items/items.queries';
+import { inferredFrom, isListableSourceField, listItems, type ItemListFilter, type ItemRow } from '@crs/projections/items/items.queries';
 
 const FIELDS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'type', 'ids', 'page', 'page_size', 'filters', 'include_fields', 'acl']);
 const INCLUDE = new Set(['attachments', 'content', 'description', 'document_metadata', 'note', 'relations', 'tenant_metadata', 'timestamp', 'title', 'type', 'url']);

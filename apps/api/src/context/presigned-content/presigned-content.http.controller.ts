@@ -1,8 +1,8 @@
 import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { notFound } from '../../../../../libs/domain/src/errors';
-import { itemContent } from '../../../../../projections/items/items.queries';
+import { notFound } from '@crs/domain/errors';
+import { itemContent } from '@crs/projections/items/items.queries';
 import { keyReaches } from '../../databases/database-directory';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { INFRASTRUCTURE } from '../../tokens';

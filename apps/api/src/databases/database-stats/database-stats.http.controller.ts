@@ -8,7 +8,7 @@ import { INFRASTRUCTURE } from '../../tokens';
 import type { Infrastructure } from '../../infrastructure';
 import type { DatabaseRecord } from '../database-directory';
 import { ScopeQuery } from '../scope-query.dto';
-import { itemGrowth, itemTotals } from '../../../../../projections/items/items.queries';
+import { itemGrowth, itemTotals } from '@crs/projections/items/items.queries';
 
 const STATUSES = ['queued', 'processing', 'graph_creation', 'completed', 'errored'];
 

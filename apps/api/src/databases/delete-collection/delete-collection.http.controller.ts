@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, HttpCode, Inject, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { invalid } from '../../../../../libs/domain/src/errors';
+import { invalid } from '@crs/domain/errors';
 import { commandContext } from '../../http/command-context';
 import { authOf } from '../../http/auth.hook';
 import { contextOf } from '../../http/request-context';

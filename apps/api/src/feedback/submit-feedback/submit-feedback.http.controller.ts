@@ -1,9 +1,9 @@
 import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '../../../../../libs/domain/src/errors';
-import { normalizeFeedback } from '../../../../../libs/domain/src/feedback/feedback-input';
-import { assertCollectionName } from '../../../../../libs/domain/src/names';
+import { DomainError } from '@crs/domain/errors';
+import { normalizeFeedback } from '@crs/domain/feedback/feedback-input';
+import { assertCollectionName } from '@crs/domain/names';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { contextOf, type RequestContext } from '../../http/request-context';
