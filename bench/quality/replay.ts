@@ -3,7 +3,7 @@ import type { Embedder } from '@crs/embeddings/embedder.port';
 import { dot } from '@crs/embeddings/unit-vector';
 import { chunkText } from '@crs/ingestion/chunking/chunk-text';
 import type { LeanCandidate, SearchIndex } from '@crs/search/search-index.port';
-import { candidatePool, POOL_DEFAULTS } from '@crs/api/query/pool-size';
+import { candidatePool, POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import { distinctIds, mean, ndcgAtK, round } from '../lib/stats';
 import type { Scifact, ScifactQuery } from './datasets';
 

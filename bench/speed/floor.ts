@@ -8,7 +8,7 @@ import { GloveSifEmbedder } from '@crs/embeddings/glove-sif.embedder';
 import { FTS_COLUMN, LEAN_COLUMNS } from '@crs/search/lancedb-chunk-table';
 import { lanceWhere } from '@crs/search/lancedb-where';
 import type { Scalar, SearchFilter } from '@crs/search/search-index.port';
-import { candidatePool, POOL_DEFAULTS } from '@crs/api/query/pool-size';
+import { candidatePool, POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import type { QueryBody } from '../lib/client';
 import { latencySummary, round } from '../lib/stats';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '@crs/api/app.factory';
-import { configFromEnv } from '@crs/api/config';
+import { configFromEnv } from '@crs/config';
 import { benchKey, type ServiceHandle } from '@crs/bench/lib/service';
 import { createTestDatabase } from '../support/test-database';
 

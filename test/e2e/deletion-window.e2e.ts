@@ -1,4 +1,4 @@
-import { configFromEnv } from '@crs/api/config';
+import { configFromEnv } from '@crs/config';
 import { ingestMemories, postMultipart, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 

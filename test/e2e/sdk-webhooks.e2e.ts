@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { HydraDBClient } from '@hydradb/sdk';
-import { configFromEnv } from '@crs/api/config';
+import { configFromEnv } from '@crs/config';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**

@@ -1,4 +1,4 @@
-import { configFromEnv } from '@crs/api/config';
+import { configFromEnv } from '@crs/config';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 

@@ -4,7 +4,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { configFromEnv } from '@crs/api/config';
+import { configFromEnv } from '@crs/config';
 import { WebhookDispatcher } from '@crs/worker/webhooks/webhook-dispatcher';
 import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { startTestApp, type TestApp } from '../support/test-app';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type CreatedApp } from '@crs/api/app.factory';
-import { configFromEnv, type AppConfig } from '@crs/api/config';
+import { configFromEnv, type AppConfig } from '@crs/config';
 import { createTestDatabase } from './test-database';
 
 export const BOOTSTRAP_KEY = 'crs_testbootstrap.s3cr3t-s3cr3t-s3cr3t-s3cr3t';

@@ -10,7 +10,7 @@ import pino from 'pino';
 import multipart from '@fastify/multipart';
 import { registerMultipartRouteCheck, UPLOAD_LIMITS } from './http/multipart';
 import { AppModule } from './app.module';
-import { API_VERSION, type AppConfig } from './config';
+import { API_VERSION, type AppConfig } from '@crs/config';
 import { Metrics } from './health/metrics';
 import { invalid } from '@crs/domain/errors';
 import { jsonInputProblem } from '@crs/domain/nul-character';

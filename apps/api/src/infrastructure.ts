@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { BlobDirectoryContributor, DatabaseResources, GraphTablesContributor } from '@crs/worker/database-resources';
 import { DatabaseLifecycleProcessor } from '@crs/worker/processors/database-lifecycle.processor';
 import { DatabaseDirectory } from './databases/database-directory';
-import type { AppConfig } from './config';
+import type { AppConfig } from '@crs/config';
 import { streams } from '@crs/domain/streams';
 import { StepClock } from '@crs/domain/step-clock';
 

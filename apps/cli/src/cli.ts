@@ -1,6 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { configFromEnv } from '@crs/api/config';
+import { configFromEnv } from '@crs/config';
 import { Infrastructure } from '@crs/api/infrastructure';
 import { startEmbeddedPostgres } from '@crs/persistence/embedded-postgres';
 import { verifyProjection } from '@crs/persistence/projection-verifier';

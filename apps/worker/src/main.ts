@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import pino from 'pino';
-import { ConfigurationError, configFromEnv } from '@crs/api/config';
+import { ConfigurationError, configFromEnv } from '@crs/config';
 import { Infrastructure } from '@crs/api/infrastructure';
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import { DomainError, invalid } from '@crs/domain/errors';
 import { parseKey, readOrCreateKeyFile } from '@crs/persistence/key-file';
-import type { AppConfig } from '../config';
+import type { AppConfig } from '@crs/config';
 import { APP_CONFIG } from '../tokens';
 
 /** Bounds of `expiry_seconds` on GET /context/inspect (docs/ingestion.md, "Presigned URLs"). */

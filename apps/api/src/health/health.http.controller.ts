@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { API_VERSION } from '../config';
+import { API_VERSION } from '@crs/config';
 import { DirectResponse } from '../http/envelope.interceptor';
 import { INFRASTRUCTURE } from '../tokens';
 import type { Infrastructure } from '../infrastructure';

@@ -1,7 +1,7 @@
 import { StepClock } from '@crs/domain/step-clock';
-import { configFromEnv } from '../config';
+import { configFromEnv } from '@crs/config';
 import type { Infrastructure } from '../infrastructure';
-import { candidatePool, POOL_DEFAULTS } from './pool-size';
+import { candidatePool, POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import { RetrievalService } from './retrieval.service';
 
 /** The pool the configuration reads from these variables. */

@@ -2,14 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isVisible } from '@crs/domain/acl';
 import { applyRecency, fuseScores } from '@crs/domain/ranking';
 import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '@crs/search/search-index.port';
-import type { AppConfig } from '../config';
+import type { AppConfig } from '@crs/config';
 import type { Infrastructure } from '../infrastructure';
 import type { IndexRef } from '@crs/worker/search/search-catalog';
 import { sameVectorSpace } from '@crs/embeddings';
 import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
 import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '@crs/projections/items/items.queries';
-import { type ContextWeights, lendScores, type Neighbour } from './conversation-context';
-import { candidatePool, type PoolSize } from './pool-size';
+import { type ContextWeights, lendScores, type Neighbour } from '@crs/domain/retrieval/conversation-context';
+import { candidatePool, type PoolSize } from '@crs/domain/retrieval/pool-size';
 
 export interface RetrievalRequest {
   databaseId: string;

@@ -2,12 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { dot } from '@crs/embeddings';
 import { applyRecency } from '@crs/domain/ranking';
 import type { Candidate, ChunkDoc, LeanCandidate, Store } from '@crs/search/search-index.port';
-import type { AppConfig } from '../config';
+import type { AppConfig } from '@crs/config';
 import type { Infrastructure } from '../infrastructure';
 import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
 import { GraphContextService } from './graph-context.service';
 import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
-import type { ThinkingWeights } from './thinking-weights';
+import type { ThinkingWeights } from '@crs/domain/retrieval/thinking-weights';
 import { itemKeysWithIds } from '@crs/projections/items/items.queries';
 
 const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));

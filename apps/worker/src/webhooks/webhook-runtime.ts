@@ -5,7 +5,7 @@ import type { ProjectionRunner, RunnerLogger } from '@crs/persistence/projection
 import { streams } from '@crs/domain/streams';
 import { deliveryIdFor } from '@crs/domain/webhooks/webhook-payload';
 import { notifiesWebhook } from '@crs/domain/webhooks/webhook.events';
-import type { AppConfig } from '@crs/api/config';
+import type { AppConfig } from '@crs/config';
 import type { DatabaseResources } from '../database-resources';
 import { KEY_FILE_NAME, SigningSecretVault } from './signing-secret-vault';
 import { WebhookDispatcher } from './webhook-dispatcher';

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { API_VERSION } from '@crs/api/config';
+import { API_VERSION } from '@crs/config';
 
 /** Generated secrets follow the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
 export function generateSigningSecret(): string {

@@ -12,7 +12,7 @@ import { deprecatedFieldInvalid, readScope } from '../../http/scope';
 import { keyReaches } from '../database-directory';
 import { DatabaseCommands } from '../database-commands';
 import { APP_CONFIG } from '../../tokens';
-import type { AppConfig } from '../../config';
+import type { AppConfig } from '@crs/config';
 import { CreateDatabaseRequest } from './create-database.request.dto';
 
 @ApiTags('databases')

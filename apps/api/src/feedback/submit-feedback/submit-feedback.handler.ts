@@ -10,7 +10,7 @@ import type { EventStore } from '@crs/eventstore/event-store.port';
 import type { ApiKeyRecord } from '@crs/persistence/api-keys';
 import type { ProjectionRunner } from '@crs/persistence/projection-runner';
 import type { RateLimiter } from '@crs/persistence/rate-limiter';
-import type { AppConfig } from '../../config';
+import type { AppConfig } from '@crs/config';
 import { keyReaches, type DatabaseRecord } from '../../databases/database-directory';
 import { RateLimitedError } from '../../http/errors';
 import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER, RATE_LIMITER } from '../../tokens';

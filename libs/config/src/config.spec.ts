@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { ConfigurationError, configFromEnv, DEFAULT_WEBHOOK_RETRY_SCHEDULE, PIPELINE_DEFAULTS } from './config';
 import { parseRetrySchedule } from '@crs/domain/webhooks/delivery.decider';
+import { CONTEXT_DEFAULTS } from '@crs/domain/retrieval/conversation-context';
 
 const load = (env: NodeJS.ProcessEnv) => configFromEnv(env, 'postgres://spec');
 
@@ -147,5 +148,19 @@ describe('configuration', () => {
       expect(message).toMatch(/^BOOTSTRAP_API_KEY must be of the form <prefix>\.<secret>/);
       expect(message).not.toContain('no-dot-secret-value');
     });
+  });
+});
+
+describe('conversation context weights', () => {
+  /** The weights the configuration reads from these variables. */
+  const contextWeights = (env: NodeJS.ProcessEnv) => load(env).retrieval.context;
+
+  it('reads RETRIEVAL_CONTEXT_AFTER / _BEFORE and refuses bad values', () => {
+    expect(contextWeights({})).toEqual(CONTEXT_DEFAULTS);
+    expect(contextWeights({ RETRIEVAL_CONTEXT_AFTER: '0.4', RETRIEVAL_CONTEXT_BEFORE: '0' })).toEqual({ after: [0.4], before: [] });
+    expect(contextWeights({ RETRIEVAL_CONTEXT_AFTER: '', RETRIEVAL_CONTEXT_BEFORE: '0.1,0' })).toEqual({ after: [], before: [0.1] });
+    expect(() => contextWeights({ RETRIEVAL_CONTEXT_AFTER: 'much' })).toThrow(/RETRIEVAL_CONTEXT_AFTER/);
+    expect(() => contextWeights({ RETRIEVAL_CONTEXT_BEFORE: '-1' })).toThrow(/RETRIEVAL_CONTEXT_BEFORE/);
+    expect(() => contextWeights({ RETRIEVAL_CONTEXT_AFTER: '1,1,1,1' })).toThrow(/RETRIEVAL_CONTEXT_AFTER/);
   });
 });

@@ -4,9 +4,9 @@ import { parseRetrySchedule } from '@crs/domain/webhooks/delivery.decider';
 import type { EmbedderProvider } from '@crs/embeddings/create-embedder';
 import { parseApiKey } from '@crs/persistence/api-keys';
 import { parseKey } from '@crs/persistence/key-file';
-import { CONTEXT_DEFAULTS, type ContextWeights, MAX_CONTEXT_DISTANCE } from './query/conversation-context';
-import { POOL_DEFAULTS, type PoolSize } from './query/pool-size';
-import { THINKING_DEFAULTS, thinkingVariable, type ThinkingWeights } from './query/thinking-weights';
+import { CONTEXT_DEFAULTS, type ContextWeights, MAX_CONTEXT_DISTANCE } from '@crs/domain/retrieval/conversation-context';
+import { POOL_DEFAULTS, type PoolSize } from '@crs/domain/retrieval/pool-size';
+import { THINKING_DEFAULTS, thinkingVariable, type ThinkingWeights } from '@crs/domain/retrieval/thinking-weights';
 
 /**
  * Every setting, read from the environment once, at start, and checked there: a malformed value, or a value a

@@ -1,5 +1,5 @@
-import { configFromEnv } from '../config';
-import { THINKING_DEFAULTS, thinkingVariable } from './thinking-weights';
+import { configFromEnv } from './config';
+import { THINKING_DEFAULTS, thinkingVariable } from '@crs/domain/retrieval/thinking-weights';
 
 /** The weights the configuration reads from these variables. */
 const thinkingWeights = (env: NodeJS.ProcessEnv) => configFromEnv(env, 'postgres://spec').retrieval.thinking;
