@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { verifySearchIndex } from '@crs/worker/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
-import { indexNameFor, verifyIndexName } from '@crs/worker/search/search-catalog';
+import { verifySearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
+import { indexNameFor, verifyIndexName } from '@crs/projections/search-index/search-catalog';
 import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 

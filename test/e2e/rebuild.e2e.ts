@@ -1,7 +1,7 @@
 import { CachedEmbedder, PostgresEmbeddingCache, VectorSpaces, type Embedder } from '@crs/embeddings';
 import { verifyProjection } from '@crs/persistence/projection-verifier';
-import { rebuildSearchIndex, serialize, snapshotSearchIndex } from '@crs/worker/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
+import { rebuildSearchIndex, serialize, snapshotSearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 

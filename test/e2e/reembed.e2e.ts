@@ -1,9 +1,9 @@
 import { crsWith } from '../support/crs';
 import { DatabaseCommands } from '@crs/api/databases/database-commands';
 import { createEmbedder, PostgresEmbeddingCache, VectorSpaces } from '@crs/embeddings';
-import { rebuildSearchIndex } from '@crs/worker/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
-import { indexNameFor } from '@crs/worker/search/search-catalog';
+import { rebuildSearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
+import { indexNameFor } from '@crs/projections/search-index/search-catalog';
 import { FakeOpenAiServer } from '../integration/embedder.fake-openai-server';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';

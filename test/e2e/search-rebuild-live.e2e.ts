@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { connect } from '@lancedb/lancedb';
 import { crs } from '../support/crs';
-import { indexNameFor } from '@crs/worker/search/search-catalog';
-import { replayTail, verifySearchIndex } from '@crs/worker/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
+import { indexNameFor } from '@crs/projections/search-index/search-catalog';
+import { replayTail, verifySearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 

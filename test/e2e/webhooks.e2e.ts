@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { configFromEnv } from '@crs/config';
-import { WebhookDispatcher } from '@crs/worker/webhooks/webhook-dispatcher';
+import { WebhookDispatcher } from '@crs/webhooks/webhook-dispatcher';
 import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';

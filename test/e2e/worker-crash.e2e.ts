@@ -1,6 +1,6 @@
 import type { Embedder } from '@crs/embeddings';
 import { RuleBasedInference } from '@crs/ingestion/inference/rule-based.inference';
-import { IndexingPipeline } from '@crs/worker/pipeline/indexing-pipeline';
+import { IndexingPipeline } from '@crs/indexing/indexing-pipeline';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 

@@ -12,30 +12,27 @@ import { itemsProjection } from '@crs/projections/items/items.projection';
 import { itemTombstonesProjection } from '@crs/projections/item-tombstones/item-tombstones.projection';
 import { blobRefsProjection } from '@crs/projections/blob-refs/blob-refs.projection';
 import { queriesProjection } from '@crs/projections/queries/queries.projection';
-import { requestIdsOf } from '@crs/projections/queries/queries.queries';
-import { liveAndDeletedItemKeys } from '@crs/projections/item-tombstones/item-tombstones.queries';
 import { feedbackProjection } from '@crs/projections/feedback/feedback.projection';
 import { webhookOutboxProjection } from '@crs/projections/webhook-outbox/webhook-outbox.projection';
-import { openWebhookRuntime, type WebhookRuntime } from '@crs/worker/webhooks/webhook-runtime';
-import { feedbackStreams } from './feedback/feedback.repository';
+import { openWebhookRuntime, type WebhookRuntime } from '@crs/webhooks/webhook-runtime';
 import { graphProjection, GRAPH_TABLES } from '@crs/projections/graph/graph.projection';
 import { createEmbedder, PostgresEmbeddingCache, VectorSpaces, type Embedder } from '@crs/embeddings';
 import { createSearchIndex } from '@crs/search';
 import { BlobRows } from '@crs/persistence/blob-rows';
 import { BlobStore } from '@crs/persistence/blob-store';
-import { SearchCatalog } from '@crs/worker/search/search-catalog';
-import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
-import { IndexingPipeline } from '@crs/worker/pipeline/indexing-pipeline';
+import { SearchCatalog } from '@crs/projections/search-index/search-catalog';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
+import { IndexingPipeline } from '@crs/indexing/indexing-pipeline';
 import { createInference } from '@crs/ingestion/inference/openai-chat.inference';
-import { LateDeliverySweeper } from '@crs/worker/webhooks/late-delivery-sweeper.processor';
-import { DerivedMemoryCleaner } from '@crs/worker/processors/derived-memory-cleaner.processor';
-import { QueryRetention } from '@crs/worker/processors/query-retention';
+import { LateDeliverySweeper } from '@crs/webhooks/late-delivery-sweeper.processor';
+import { DerivedMemoryCleaner } from '@crs/processors/derived-memory-cleaner.processor';
+import { QueryRetention } from '@crs/processors/query-retention';
 import { join } from 'node:path';
-import { BlobDirectoryContributor, DatabaseResources, GraphTablesContributor } from '@crs/worker/database-resources';
-import { DatabaseLifecycleProcessor } from '@crs/worker/processors/database-lifecycle.processor';
+import { DatabaseResources } from '@crs/persistence/database-resources';
+import { BlobDirectoryContributor, feedbackStreams, GraphTablesContributor, itemStreams, queryStreams } from '@crs/processors/database-resource-contributors';
+import { DatabaseLifecycleProcessor } from '@crs/processors/database-lifecycle.processor';
 import { DatabaseDirectory } from './databases/database-directory';
 import type { AppConfig } from '@crs/config';
-import { streams } from '@crs/domain/streams';
 import { StepClock } from '@crs/domain/step-clock';
 
 /**
@@ -102,8 +99,8 @@ export class Infrastructure {
         new BlobDirectoryContributor(blobs, ds, config.blobSweepGraceMs),
         new GraphTablesContributor(ds, GRAPH_TABLES),
         search,
-        { streamsOf: (databaseId, collection) => itemStreams(ds, databaseId, collection) },
-        { streamsOf: (databaseId, collection) => queryStreams(ds, databaseId, collection) },
+        itemStreams(ds),
+        queryStreams(ds),
       ]);
       const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, blobRefsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
       const runner = new ProjectionRunner(ds, store, subscribers, log);
@@ -147,19 +144,4 @@ export class Infrastructure {
     await this.pool.end().catch(() => undefined);
     await this.ds.destroy().catch(() => undefined);
   }
-}
-
-/** The item streams of a database (or one collection), live ones and those of items deleted one by one: deleted with it. */
-async function itemStreams(ds: DataSource, databaseId: string, collection?: string): Promise<string[]> {
-  const rows = await liveAndDeletedItemKeys(ds, databaseId, collection);
-  return rows.map((r) => streams.item(databaseId, r.item_key));
-}
-
-/**
- * A database's recorded queries (their text and the ids they returned): deleted with it. A collection's deletion takes
- * the queries asked of that collection alone; one that spanned others (or every collection) stays (docs/databases.md).
- */
-async function queryStreams(ds: DataSource, databaseId: string, collection?: string): Promise<string[]> {
-  const rows = await requestIdsOf(ds, databaseId, collection);
-  return rows.map((r) => streams.query(databaseId, r.request_id));
 }

@@ -4,12 +4,12 @@ import { configFromEnv } from '@crs/config';
 import { Infrastructure } from '@crs/api/infrastructure';
 import { startEmbeddedPostgres } from '@crs/persistence/embedded-postgres';
 import { verifyProjection } from '@crs/persistence/projection-verifier';
-import { rebuildSearchIndex, verifySearchIndex } from '@crs/worker/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '@crs/worker/search/search-index.subscriber';
-import { reembedDatabase } from '@crs/worker/search/reembed';
+import { rebuildSearchIndex, verifySearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
+import { reembedDatabase } from './reembed-database';
 import { aclHistory, visibleAt } from './audit';
 import { assertDatabaseName } from '@crs/domain/names';
-import { FeedbackRepository } from '@crs/api/feedback/feedback.repository';
+import { FeedbackRepository } from './feedback-report';
 import { organizationOfDatabase } from '@crs/projections/databases/databases.queries';
 
 /** The search index is rebuilt by generation swap rather than in a Postgres transaction. */

@@ -9,7 +9,7 @@ import { jsonInputProblem } from '@crs/domain/nul-character';
 import { expiryAfter } from '@crs/domain/items/expiry';
 import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '@crs/domain/items/item-input';
 import type { CommandContext } from '@crs/eventstore/command-handling';
-import { decideOnItems, lastPosition } from '@crs/worker/item-stream';
+import { decideOnItems, lastPosition } from '@crs/eventstore/item-stream';
 import { DatabaseCommands } from '../databases/database-commands';
 import type { DatabaseRecord } from '../databases/database-directory';
 import type { UploadedFile } from '../http/multipart';

@@ -4,7 +4,7 @@ import { applyRecency, fuseScores } from '@crs/domain/ranking';
 import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '@crs/search/search-index.port';
 import type { AppConfig } from '@crs/config';
 import type { Infrastructure } from '../infrastructure';
-import type { IndexRef } from '@crs/worker/search/search-catalog';
+import type { IndexRef } from '@crs/projections/search-index/search-catalog';
 import { sameVectorSpace } from '@crs/embeddings';
 import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
 import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '@crs/projections/items/items.queries';

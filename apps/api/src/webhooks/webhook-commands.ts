@@ -7,7 +7,7 @@ import { decideWebhook, evolveWebhook, initialWebhook, type WebhookCommand, type
 import { WEBHOOK_EVENT_TYPES, type DeliveryEvent, type WebhookEvent } from '@crs/domain/webhooks/webhook.events';
 import { testPayload } from '@crs/domain/webhooks/webhook-payload';
 import { handleCommand, type CommandContext } from '@crs/eventstore/command-handling';
-import { deliveryHeaders, generateSigningSecret } from '@crs/worker/webhooks/webhook-signing';
+import { deliveryHeaders, generateSigningSecret } from '@crs/webhooks/webhook-signing';
 import type { Infrastructure } from '../infrastructure';
 import { RateLimitedError } from '../http/errors';
 import { INFRASTRUCTURE } from '../tokens';

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError, invalid } from '@crs/domain/errors';
 import { decideItem } from '@crs/domain/items/item.decider';
 import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
-import { decideOnItem } from '@crs/worker/item-stream';
+import { decideOnItem } from '@crs/eventstore/item-stream';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { contextOf, echoSourceType } from '../../http/request-context';

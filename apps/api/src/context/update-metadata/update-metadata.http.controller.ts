@@ -8,7 +8,7 @@ import { decideItem } from '@crs/domain/items/item.decider';
 import { parseAdditionalMetadata, parseMetadataString } from '@crs/domain/items/item-input';
 import { validateMetadata } from '@crs/domain/metadata-schema';
 import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
-import { decideOnItem } from '@crs/worker/item-stream';
+import { decideOnItem } from '@crs/eventstore/item-stream';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { contextOf, echoSourceType } from '../../http/request-context';

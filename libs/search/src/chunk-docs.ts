@@ -1,5 +1,5 @@
-import type { ChunkDoc, Scalar, Store } from '@crs/search/search-index.port';
-import { isIndexedMetadataKey } from '@crs/search/metadata-filter-tokens';
+import type { ChunkDoc, Scalar, Store } from './search-index.port';
+import { isIndexedMetadataKey } from './metadata-filter-tokens';
 
 /** A stored chunk list entry (the ItemChunked blob). */
 export interface StoredChunk {

@@ -6,7 +6,7 @@ import { streams } from '@crs/domain/streams';
 import { deliveryIdFor } from '@crs/domain/webhooks/webhook-payload';
 import { notifiesWebhook } from '@crs/domain/webhooks/webhook.events';
 import type { AppConfig } from '@crs/config';
-import type { DatabaseResources } from '../database-resources';
+import type { DatabaseResources } from '@crs/persistence/database-resources';
 import { KEY_FILE_NAME, SigningSecretVault } from './signing-secret-vault';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookSender } from './webhook-sender';

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Processor } from '@crs/persistence/projection';
 import type { ProjectionRunner } from '@crs/persistence/projection-runner';
-import { decideOnItem } from '../item-stream';
+import { decideOnItem } from '@crs/eventstore/item-stream';
 import { memoriesDerivedFrom } from '@crs/projections/items/items.queries';
 
 /** Deleting a memory deletes the memories inferred from it (each an ItemDeleted of its own). */

@@ -9,10 +9,10 @@ import { decideItem } from '@crs/domain/items/item.decider';
 import { streams } from '@crs/domain/streams';
 import { sameVectorSpace, type Embedder } from '@crs/embeddings';
 import type { ProjectionRunner } from '@crs/persistence/projection-runner';
-import { decideOnItems, lastPosition } from '../item-stream';
-import { indexNameFor, type SearchCatalog } from './search-catalog';
-import { rebuildSearchIndex } from './search-index-rebuild';
-import type { SearchIndexSubscriber } from './search-index.subscriber';
+import { decideOnItems, lastPosition } from '@crs/eventstore/item-stream';
+import { indexNameFor, type SearchCatalog } from '@crs/projections/search-index/search-catalog';
+import { rebuildSearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import type { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
 import { itemsErroredWithEmbedderMismatch } from '@crs/projections/items/items.queries';
 
 export interface ReembedResult {

@@ -12,7 +12,7 @@ import { DATABASE_COMPONENTS, type DatabaseCreated, type DatabaseEvent } from '@
 import { streams } from '@crs/domain/streams';
 import type { Processor } from '@crs/persistence/projection';
 import type { ProjectionRunner, RunnerLogger } from '@crs/persistence/projection-runner';
-import type { DatabaseResources } from '../database-resources';
+import type { DatabaseResources } from '@crs/persistence/database-resources';
 
 /**
  * Provisions a new database's components (each flag turns true only after its part exists) and carries

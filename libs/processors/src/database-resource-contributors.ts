@@ -1,48 +1,13 @@
 import { mkdir, access } from 'node:fs/promises';
 import type { DataSource } from 'typeorm';
-import type { DatabaseComponent, EmbedderSpec } from '@crs/domain/events';
+import type { DatabaseComponent } from '@crs/domain/events';
+import { streams } from '@crs/domain/streams';
 import type { BlobStore } from '@crs/persistence/blob-store';
+import type { ResourceContributor } from '@crs/persistence/database-resources';
 import { blobsOnlyIn, referencedBlobs } from '@crs/projections/blob-refs/blob-refs.queries';
-
-/**
- * The physical parts of a database outside the event log. Each contributor provisions what it owns and
- * purges it on deletion; `provision` returns only once the part really exists.
- */
-export interface ResourceContributor {
-  provision?(databaseId: string, component: DatabaseComponent, embedder: EmbedderSpec): Promise<Record<string, unknown> | void>;
-  purgeDatabase?(databaseId: string): Promise<void>;
-  purgeCollection?(databaseId: string, collection: string): Promise<void>;
-  /** Event streams holding this database's (or collection's) content, deleted with it. */
-  streamsOf?(databaseId: string, collection?: string): Promise<string[]>;
-}
-
-export class DatabaseResources {
-  constructor(private readonly contributors: ResourceContributor[]) {}
-
-  add(contributor: ResourceContributor): void {
-    this.contributors.push(contributor);
-  }
-
-  async provision(databaseId: string, component: DatabaseComponent, embedder: EmbedderSpec): Promise<Record<string, unknown>> {
-    const detail: Record<string, unknown> = {};
-    for (const c of this.contributors) Object.assign(detail, (await c.provision?.(databaseId, component, embedder)) ?? {});
-    return detail;
-  }
-
-  async purgeDatabase(databaseId: string): Promise<void> {
-    for (const c of this.contributors) await c.purgeDatabase?.(databaseId);
-  }
-
-  async purgeCollection(databaseId: string, collection: string): Promise<void> {
-    for (const c of this.contributors) await c.purgeCollection?.(databaseId, collection);
-  }
-
-  async streamsOf(databaseId: string, collection?: string): Promise<string[]> {
-    const all = new Set<string>();
-    for (const c of this.contributors) for (const s of (await c.streamsOf?.(databaseId, collection)) ?? []) all.add(s);
-    return [...all];
-  }
-}
+import { feedbackIdsOf } from '@crs/projections/feedback/feedback.queries';
+import { liveAndDeletedItemKeys } from '@crs/projections/item-tombstones/item-tombstones.queries';
+import { requestIdsOf } from '@crs/projections/queries/queries.queries';
 
 /** How recently stored or renewed a blob must be for a collection's deletion to spare it (for now). */
 export const BLOB_SWEEP_GRACE_MS = 60_000;
@@ -109,4 +74,37 @@ export class GraphTablesContributor implements ResourceContributor {
     }
     return { graph_tables: this.tables.length };
   }
+}
+
+/** The item streams of a database (or one collection), live ones and those of items deleted one by one: deleted with it. */
+export function itemStreams(ds: DataSource): ResourceContributor {
+  return {
+    streamsOf: async (databaseId, collection) => {
+      const rows = await liveAndDeletedItemKeys(ds, databaseId, collection);
+      return rows.map((r) => streams.item(databaseId, r.item_key));
+    },
+  };
+}
+
+/**
+ * A database's recorded queries (their text and the ids they returned): deleted with it. A collection's deletion takes
+ * the queries asked of that collection alone; one that spanned others (or every collection) stays (docs/databases.md).
+ */
+export function queryStreams(ds: DataSource): ResourceContributor {
+  return {
+    streamsOf: async (databaseId, collection) => {
+      const rows = await requestIdsOf(ds, databaseId, collection);
+      return rows.map((r) => streams.query(databaseId, r.request_id));
+    },
+  };
+}
+
+/** Feedback streams about a database (or one of its collections): deleted with it. */
+export function feedbackStreams(ds: DataSource): ResourceContributor {
+  return {
+    streamsOf: async (databaseId, collection) => {
+      const rows = await feedbackIdsOf(ds, databaseId, collection);
+      return rows.map((r) => streams.feedback(r.feedback_id));
+    },
+  };
 }

@@ -1,5 +1,5 @@
-import type { EventStore } from '@crs/eventstore/event-store.port';
-import { handleCommand, handleMany, type BatchOutcome, type CommandContext, type StreamStateCache } from '@crs/eventstore/command-handling';
+import type { EventStore } from './event-store.port';
+import { handleCommand, handleMany, type BatchOutcome, type CommandContext, type StreamStateCache } from './command-handling';
 import { evolveItem, initialItem, type ItemState } from '@crs/domain/items/item.decider';
 import type { ItemEvent } from '@crs/domain/items/item.events';
 import { streams } from '@crs/domain/streams';

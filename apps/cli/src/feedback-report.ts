@@ -1,8 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { evaluateRetrieval, EVALUATION_CUTOFFS, type JudgedQuery, type QueryScore } from '@crs/domain/feedback/feedback-evaluation';
-import { streams } from '@crs/domain/streams';
-import type { ResourceContributor } from '@crs/worker/database-resources';
-import { feedbackIdsOf, feedbackWithQueries, type FeedbackWithQueryRow } from '@crs/projections/feedback/feedback.queries';
+import { feedbackWithQueries, type FeedbackWithQueryRow } from '@crs/projections/feedback/feedback.queries';
 
 /** One exported submission (NDJSON line of `crs feedback export`). */
 export interface FeedbackExportLine {
@@ -104,14 +102,4 @@ export class FeedbackRepository {
       },
     };
   }
-}
-
-/** Feedback streams about a database (or one of its collections): deleted with it. */
-export function feedbackStreams(ds: DataSource): ResourceContributor {
-  return {
-    streamsOf: async (databaseId, collection) => {
-      const rows = await feedbackIdsOf(ds, databaseId, collection);
-      return rows.map((r) => streams.feedback(r.feedback_id));
-    },
-  };
 }

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { lockKey } from '@crs/persistence/projection-runner';
 import type { SearchIndex, Store } from '@crs/search/search-index.port';
 import type { DatabaseComponent, EmbedderSpec } from '@crs/domain/events';
-import type { ResourceContributor } from '../database-resources';
+import type { ResourceContributor } from '@crs/persistence/database-resources';
 import { recordIndexModelsFromDatabases } from '@crs/projections/databases/databases.queries';
 
 /**

@@ -7,7 +7,7 @@ import type { Processor } from '@crs/persistence/projection';
 import { mapLimit } from '@crs/persistence/map-limit';
 import type { ItemChunked, ItemDeleted } from '@crs/domain/items/item.events';
 import type { IndexRef, SearchCatalog } from './search-catalog';
-import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from './chunk-docs';
+import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from '@crs/search/chunk-docs';
 import type { ChunkDoc } from '@crs/search/search-index.port';
 import { contentVersionsByKeys, itemsInActiveCollectionsByKeys } from '@crs/projections/items/items.queries';
 
