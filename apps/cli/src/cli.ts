@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { configFromEnv } from '@crs/config';
-import { Infrastructure } from '@crs/api/infrastructure';
+import { API_KEYS, APP_CONFIG, BLOB_STORE, DATA_SOURCE, EMBEDDER, EVENT_STORE, openPlatform, type Platform, PROJECTION_RUNNER, SEARCH_CATALOG, VECTOR_SPACES } from '@crs/platform';
 import { startEmbeddedPostgres } from '@crs/persistence/embedded-postgres';
 import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { rebuildSearchIndex, verifySearchIndex } from '@crs/projections/search-index/search-index-rebuild';
@@ -10,7 +10,7 @@ import { reembedDatabase } from './reembed-database';
 import { aclHistory, visibleAt } from './audit';
 import { assertDatabaseName } from '@crs/domain/names';
 import { FeedbackRepository } from './feedback-report';
-import { organizationOfDatabase } from '@crs/projections/databases/databases.queries';
+import { findDatabaseByName, organizationOfDatabase } from '@crs/projections/databases/databases.queries';
 
 /** The search index is rebuilt by generation swap rather than in a Postgres transaction. */
 const SEARCH_INDEX = 'search-index';
@@ -28,18 +28,18 @@ export interface CliIo {
  * embedded Postgres under DATA_DIR, attached when the server is running) and never talks HTTP.
  */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  let infra: Infrastructure | undefined;
+  let platform: Platform | undefined;
   let stopPg: (() => Promise<void>) | undefined;
   const open = async () => {
-    if (infra) return infra;
+    if (platform) return platform;
     let config = configFromEnv(io.env);
     if (!config.databaseUrl) {
       const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli' });
       config = { ...config, databaseUrl: pg.url };
       stopPg = () => pg.stop();
     }
-    infra = await Infrastructure.open(config, { info: () => undefined, error: (o) => io.err(JSON.stringify(o)) });
-    return infra;
+    platform = await openPlatform(config, { info: () => undefined, error: (o) => io.err(JSON.stringify(o)) });
+    return platform;
   };
   let code = 0;
   const program = new Command('crs')
@@ -60,7 +60,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       const databases = o.databases === undefined ? null : o.databases.split(',').map((s) => s.trim()).filter(Boolean);
       if (databases && !databases.length) throw new Error('--databases names no database; leave the option out for a key that reaches every database of the organization');
       for (const name of databases ?? []) assertDatabaseName(name, `--databases entry '${name}'`);
-      const { key, record } = await i.keys.create(o.org, { databases, label: o.label });
+      const { key, record } = await i.get(API_KEYS).create(o.org, { databases, label: o.label });
       io.out(key);
       io.err(`Created key ${record.prefix} for organization ${record.orgId} (${databases ? `databases: ${databases.join(', ')}` : 'all databases'}). The secret is shown only this once.`);
     });
@@ -70,7 +70,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--org <org>', 'only this organization')
     .action(async (o: { org?: string }) => {
       const i = await open();
-      for (const k of await i.keys.list(o.org)) {
+      for (const k of await i.get(API_KEYS).list(o.org)) {
         io.out(JSON.stringify({ prefix: k.prefix, org: k.orgId, databases: k.databases ?? 'all', label: k.label, created_at: k.createdAt, revoked_at: k.revokedAt }));
       }
     });
@@ -79,7 +79,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .description('revoke a key: refused from its next request')
     .action(async (prefix: string) => {
       const i = await open();
-      if (await i.keys.revoke(prefix)) io.out(`revoked ${prefix}`);
+      if (await i.get(API_KEYS).revoke(prefix)) io.out(`revoked ${prefix}`);
       else {
         io.err(`no active key with prefix ${prefix}`);
         code = 1;
@@ -89,23 +89,23 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const projections = program.command('projections').description('read models built from the event log');
   projections.command('status').description('each projection and processor: checkpoint and lag behind the log').action(async () => {
     const i = await open();
-    for (const s of await i.runner.status()) io.out(`${s.name.padEnd(24)} ${s.kind.padEnd(10)} position ${String(s.position).padStart(8)}  head ${String(s.head).padStart(8)}  lag ${s.lag}${s.error ? `  error: ${s.error}` : ''}`);
+    for (const s of await i.get(PROJECTION_RUNNER).status()) io.out(`${s.name.padEnd(24)} ${s.kind.padEnd(10)} position ${String(s.position).padStart(8)}  head ${String(s.head).padStart(8)}  lag ${s.lag}${s.error ? `  error: ${s.error}` : ''}`);
   });
   projections
     .command('rebuild <name>')
     .description('rebuild a read model (or all) from the whole log, atomically')
     .action(async (name: string) => {
       const i = await open();
-      const names = name === 'all' ? [...i.runner.readModels.map((p) => p.name), SEARCH_INDEX] : [name];
+      const names = name === 'all' ? [...i.get(PROJECTION_RUNNER).readModels.map((p) => p.name), SEARCH_INDEX] : [name];
       for (const n of names) {
         if (n === SEARCH_INDEX) {
-          const r = await rebuildSearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.vectorSpaces));
+          const r = await rebuildSearchIndex(i.get(EVENT_STORE), i.get(SEARCH_CATALOG), new SearchIndexSubscriber(i.get(DATA_SOURCE), i.get(SEARCH_CATALOG), i.get(BLOB_STORE), i.get(VECTOR_SPACES)));
           io.out(`${n}: rebuilt ${r.indexes} index(es) from ${r.events} events up to position ${r.position} in ${r.ms} ms (${Math.round((r.events / Math.max(1, r.ms)) * 1000)} events/s)`);
           continue;
         }
         const bar = io.progress ? new SingleBar({ format: `${n.padEnd(20)} [{bar}] {value}/{total} positions`, hideCursor: true }, Presets.shades_classic) : undefined;
-        bar?.start(Math.max(1, await i.store.headPosition()), 0);
-        const r = await i.runner.rebuild(n, (p, head) => {
+        bar?.start(Math.max(1, await i.get(EVENT_STORE).headPosition()), 0);
+        const r = await i.get(PROJECTION_RUNNER).rebuild(n, (p, head) => {
           bar?.setTotal(Math.max(1, head));
           bar?.update(p);
         });
@@ -118,10 +118,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .description('rebuild into a shadow schema and compare with the live read model')
     .action(async (name: string) => {
       const i = await open();
-      const names = name === 'all' ? [...i.runner.readModels.map((p) => p.name), SEARCH_INDEX] : [name];
+      const names = name === 'all' ? [...i.get(PROJECTION_RUNNER).readModels.map((p) => p.name), SEARCH_INDEX] : [name];
       for (const n of names) {
         if (n === SEARCH_INDEX) {
-          const r = await verifySearchIndex(i.store, i.search, new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.vectorSpaces));
+          const r = await verifySearchIndex(i.get(EVENT_STORE), i.get(SEARCH_CATALOG), new SearchIndexSubscriber(i.get(DATA_SOURCE), i.get(SEARCH_CATALOG), i.get(BLOB_STORE), i.get(VECTOR_SPACES)));
           if (r.equal) io.out(`${n}: equal at position ${r.position} (${r.indexes.map((x) => `${x.key} ${x.chunks} chunks`).join(', ') || 'no indexes'})`);
           else if (r.behind) {
             code = 1;
@@ -137,7 +137,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           }
           continue;
         }
-        const r = await verifyProjection(i.runner, i.ds, i.config.databaseUrl, n);
+        const r = await verifyProjection(i.get(PROJECTION_RUNNER), i.get(DATA_SOURCE), i.get(APP_CONFIG).databaseUrl, n);
         if (r.equal) io.out(`${n}: equal at position ${r.position} (${r.tables.map((t) => `${t.table} ${t.rows} rows ${t.live}`).join(', ')})`);
         else {
           code = 1;
@@ -150,7 +150,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const audit = program.command('audit').description('answers from the event log: who could see what, when');
   const resolveDb = async (o: { database: string; org: string }) => {
     const i = await open();
-    const db = /^[0-9a-f-]{36}$/.test(o.database) ? { id: o.database } : await i.directory.find(o.org, o.database);
+    const db = /^[0-9a-f-]{36}$/.test(o.database) ? { id: o.database } : await findDatabaseByName(i.get(DATA_SOURCE), o.org, o.database);
     if (!db) throw new Error(`database ${o.database} not found in organization ${o.org}`);
     return { i, databaseId: db.id };
   };
@@ -162,7 +162,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--org <org>', 'organization (to resolve --database by name)', 'default')
     .action(async (itemId: string, o: { database: string; collection: string; org: string }) => {
       const { i, databaseId } = await resolveDb(o);
-      const history = await aclHistory(i.store, databaseId, o.collection, itemId);
+      const history = await aclHistory(i.get(EVENT_STORE), databaseId, o.collection, itemId);
       if (!history.length) {
         io.err(`no item ${itemId} in collection ${o.collection}`);
         code = 1;
@@ -181,7 +181,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       const { i, databaseId } = await resolveDb(o);
       const at = o.at ? new Date(o.at) : new Date();
       if (Number.isNaN(at.getTime())) throw new Error(`--at ${o.at} is not a time`);
-      const v = await visibleAt(i.store, databaseId, o.collection, itemId, o.principal, at);
+      const v = await visibleAt(i.get(EVENT_STORE), databaseId, o.collection, itemId, o.principal, at);
       if (!v) {
         io.err(`no item ${itemId} in collection ${o.collection}`);
         code = 1;
@@ -198,14 +198,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--org <org>', 'organization (to resolve the database by name)', 'default')
     .action(async (database: string, o: { org: string }) => {
       const { i, databaseId } = await resolveDb({ database, org: o.org });
-      const orgId = await organizationOfDatabase(i.ds, databaseId);
+      const orgId = await organizationOfDatabase(i.get(DATA_SOURCE), databaseId);
       if (orgId === undefined) throw new Error(`database ${database} not found`);
       // The read models must follow the change while this runs (a running service does it too; runs are safe side by side).
-      i.runner.start((s) => s.kind === 'read-model');
+      i.get(PROJECTION_RUNNER).start((s) => s.kind === 'read-model');
       const bar = io.progress ? new SingleBar({ format: `reembed [{bar}] {value}/{total} positions`, hideCursor: true }, Presets.shades_classic) : undefined;
-      bar?.start(Math.max(1, await i.store.headPosition()), 0);
+      bar?.start(Math.max(1, await i.get(EVENT_STORE).headPosition()), 0);
       const r = await reembedDatabase(
-        { ds: i.ds, store: i.store, runner: i.runner, catalog: i.search, subscriber: new SearchIndexSubscriber(i.ds, i.search, i.blobs, i.vectorSpaces), embedder: i.embedder },
+        { ds: i.get(DATA_SOURCE), store: i.get(EVENT_STORE), runner: i.get(PROJECTION_RUNNER), catalog: i.get(SEARCH_CATALOG), subscriber: new SearchIndexSubscriber(i.get(DATA_SOURCE), i.get(SEARCH_CATALOG), i.get(BLOB_STORE), i.get(VECTOR_SPACES)), embedder: i.get(EMBEDDER) },
         { id: databaseId, orgId },
         { orgId, actor: 'cli' },
         (p, head) => {
@@ -232,7 +232,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       const i = await open();
       const limit = o.limit ? Number(o.limit) : Infinity;
       let databaseId: string | undefined;
-      if (o.database) databaseId = /^[0-9a-f-]{36}$/.test(o.database) ? o.database : (await i.directory.find(o.org, o.database))?.id;
+      if (o.database) databaseId = /^[0-9a-f-]{36}$/.test(o.database) ? o.database : (await findDatabaseByName(i.get(DATA_SOURCE), o.org, o.database))?.id;
       if (o.database && !databaseId) {
         throw new Error(`database ${o.database} not found in organization ${o.org} (a deleted database is named by its id: its DatabaseDeleted record is on the stream databases-${o.org})`);
       }
@@ -243,12 +243,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         printed++;
       };
       if (o.stream) {
-        for (const e of await i.store.readStream(o.stream, { fromRevision: Number(o.from) })) if (printed < limit) emit(e);
+        for (const e of await i.get(EVENT_STORE).readStream(o.stream, { fromRevision: Number(o.from) })) if (printed < limit) emit(e);
         return;
       }
       let after = Number(o.from);
       while (printed < limit) {
-        const page = await i.store.readAll({ after, maxCount: 1000 });
+        const page = await i.get(EVENT_STORE).readAll({ after, maxCount: 1000 });
         if (!page.length) break;
         for (const e of page) if (printed < limit) emit(e);
         after = page[page.length - 1].position;
@@ -258,10 +258,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const feedback = program.command('feedback').description('feedback submitted through POST /feedback (docs/feedback.md)');
   const feedbackScope = async (o: { database?: string; org: string }) => {
     const i = await open();
-    if (!o.database) return { i, repo: new FeedbackRepository(i.ds), databaseId: undefined, databaseName: undefined };
-    const db = /^[0-9a-f-]{36}$/.test(o.database) ? { id: o.database, name: o.database } : await i.directory.find(o.org, o.database);
+    if (!o.database) return { i, repo: new FeedbackRepository(i.get(DATA_SOURCE)), databaseId: undefined, databaseName: undefined };
+    const db = /^[0-9a-f-]{36}$/.test(o.database) ? { id: o.database, name: o.database } : await findDatabaseByName(i.get(DATA_SOURCE), o.org, o.database);
     if (!db) throw new Error(`database ${o.database} not found in organization ${o.org}`);
-    return { i, repo: new FeedbackRepository(i.ds), databaseId: db.id, databaseName: db.name };
+    return { i, repo: new FeedbackRepository(i.get(DATA_SOURCE)), databaseId: db.id, databaseName: db.name };
   };
   feedback
     .command('export')
@@ -304,7 +304,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       code = 1;
     }
   } finally {
-    await infra?.close();
+    await platform?.close();
     await stopPg?.();
   }
   return code;

@@ -16,7 +16,7 @@ import type { DatabaseEvent, EmbedderSpec } from '@crs/domain/events';
 import type { MetadataField } from '@crs/domain/metadata-schema';
 import { streams } from '@crs/domain/streams';
 import type { ProjectionRunner } from '@crs/persistence/projection-runner';
-import { EVENT_STORE, PROJECTION_RUNNER, APP_CONFIG } from '../tokens';
+import { APP_CONFIG, EVENT_STORE, PROJECTION_RUNNER } from '@crs/platform/tokens';
 import type { AppConfig } from '@crs/config';
 
 /** Appends database lifecycle events and waits until the databases read model shows them (read your writes). */

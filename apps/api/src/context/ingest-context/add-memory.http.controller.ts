@@ -8,14 +8,13 @@ import { commandContext } from '../../http/command-context';
 import { LegacyResponse } from '../../http/envelope.interceptor';
 import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../../databases/database-directory';
 import { IngestionService } from '../ingestion.service';
 
 @ApiTags('legacy')
 @Controller()
 export class AddMemoryController {
-  constructor(private readonly ingestion: IngestionService, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly ingestion: IngestionService, private readonly directory: DatabaseDirectory) {}
 
   @Post('memories/add_memory')
   @HttpCode(200)

@@ -9,7 +9,6 @@ import { LegacyResponse } from '../../http/envelope.interceptor';
 import { booleanField, field, jsonField, readMultipart, type MultipartBody } from '../../http/multipart';
 import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../../databases/database-directory';
 import { IngestionService, type FileMetadataEntry } from '../ingestion.service';
 
@@ -19,7 +18,7 @@ const KNOWN_FIELDS = new Set(['type', 'database', 'tenant_id', 'collection', 'su
 @ApiTags('context')
 @Controller()
 export class IngestContextController {
-  constructor(private readonly ingestion: IngestionService, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly ingestion: IngestionService, private readonly directory: DatabaseDirectory) {}
 
   @Post('context/ingest')
   @HttpCode(200)

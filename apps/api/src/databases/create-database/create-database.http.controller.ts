@@ -11,7 +11,7 @@ import { addDeprecation, contextOf } from '../../http/request-context';
 import { deprecatedFieldInvalid, readScope } from '../../http/scope';
 import { keyReaches } from '../database-directory';
 import { DatabaseCommands } from '../database-commands';
-import { APP_CONFIG } from '../../tokens';
+import { APP_CONFIG } from '@crs/platform/tokens';
 import type { AppConfig } from '@crs/config';
 import { CreateDatabaseRequest } from './create-database.request.dto';
 

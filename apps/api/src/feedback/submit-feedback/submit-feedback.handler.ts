@@ -13,7 +13,7 @@ import type { RateLimiter } from '@crs/persistence/rate-limiter';
 import type { AppConfig } from '@crs/config';
 import { keyReaches, type DatabaseRecord } from '../../databases/database-directory';
 import { RateLimitedError } from '../../http/errors';
-import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER, RATE_LIMITER } from '../../tokens';
+import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER, RATE_LIMITER } from '@crs/platform/tokens';
 import { findRecordedQuery } from '@crs/projections/queries/queries.queries';
 
 export interface FeedbackResponse {

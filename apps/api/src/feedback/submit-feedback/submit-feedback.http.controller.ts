@@ -9,14 +9,13 @@ import { commandContext } from '../../http/command-context';
 import { contextOf, type RequestContext } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { DatabaseDirectory } from '../../databases/database-directory';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { SubmitFeedbackRequest } from './submit-feedback.request.dto';
 import { SubmitFeedbackHandler } from './submit-feedback.handler';
 
 @ApiTags('feedback')
 @Controller()
 export class SubmitFeedbackController {
-  constructor(private readonly handler: SubmitFeedbackHandler, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly handler: SubmitFeedbackHandler, private readonly directory: DatabaseDirectory) {}
 
   @Post('feedback')
   @HttpCode(201)
