@@ -101,11 +101,14 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     const embedder = createEmbedder({ ...config.embeddings, cache });
     const vectorSpaces = new VectorSpaces(embedder, cache);
     config = { ...config, embedder: { modelId: embedder.modelId, dimensions: embedder.dimensions } };
-    const search = new SearchCatalog(ds, createSearchIndex({
+    const search = new SearchCatalog(
+      ds,
+      createSearchIndex({
         elasticsearchUrl: config.elasticsearchUrl,
         lanceDir: join(config.dataDir, 'lancedb'),
         lance: { indexCacheBytes: config.caches.searchIndexBytes, metadataCacheBytes: config.caches.searchMetadataBytes, versionRetentionMs: config.searchVersionRetentionMs },
-      }));
+      }),
+    );
     await search.init();
     const resources = new DatabaseResources([
       new BlobDirectoryContributor(blobs, ds, config.blobSweepGraceMs),
