@@ -1,3 +1,6 @@
+const { pathsToModuleNameMapper } = require('ts-jest');
+const { compilerOptions } = require('./tsconfig.json');
+
 /** Test tiers by suffix: *.spec.ts (pure logic, projections) next to the code; test/integration and test/e2e against real Postgres. */
 module.exports = {
   testEnvironment: 'node',
@@ -7,6 +10,8 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
   },
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // The @crs/* path aliases, from tsconfig.json (the build rewrites them with tsc-alias).
+  moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' }),
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,

@@ -1,19 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventStore, RecordedEvent } from '../libs/eventstore/src/event-store.port';
-import { BlobStore } from '../libs/persistence/src/blob-store';
-import type { ExtractedGraph } from '../libs/ingestion/src/graph/extract-graph';
-import { createTestDatabase } from '../test/support/test-database';
-import { openDataSource } from '../libs/persistence/src/data-source';
-import { ProjectionRunner } from '../libs/persistence/src/projection-runner';
-import { expectBatchEquivalent } from '../test/support/projection-spec';
-import { itemsProjection } from './items/items.projection';
-import { blobRefsProjection } from './blob-refs/blob-refs.projection';
-import { seededRandom } from '../bench/lib/prng';
-import { graphProjection } from './graph/graph.projection';
-import { queriesProjection } from './queries/queries.projection';
-import { webhookOutboxProjection } from './webhook-outbox/webhook-outbox.projection';
+import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
+import { BlobStore } from '@crs/persistence/blob-store';
+import type { ExtractedGraph } from '@crs/ingestion/graph/extract-graph';
+import { createTestDatabase } from '@crs/test/support/test-database';
+import { openDataSource } from '@crs/persistence/data-source';
+import { ProjectionRunner } from '@crs/persistence/projection-runner';
+import { expectBatchEquivalent } from '@crs/test/support/projection-spec';
+import { itemsProjection } from '@crs/projections/items/items.projection';
+import { blobRefsProjection } from '@crs/projections/blob-refs/blob-refs.projection';
+import { seededRandom } from '@crs/bench/lib/prng';
+import { graphProjection } from '@crs/projections/graph/graph.projection';
+import { queriesProjection } from '@crs/projections/queries/queries.projection';
+import { webhookOutboxProjection } from '@crs/projections/webhook-outbox/webhook-outbox.projection';
 
 /** mulberry32 (bench/lib/prng.ts): seeded, so a failing sequence is reproducible from its seed. */
 const seeded = seededRandom;

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createEmbedder, type EmbedderProvider } from '../../libs/embeddings/src';
+import { createEmbedder, type EmbedderProvider } from '@crs/embeddings';
 import { parseArgs } from '../lib/args';
 import { runEnvironment } from '../lib/env';
 import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from '../quality/datasets';

@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
-import { dot, type Embedder } from '../../libs/embeddings/src';
-import { chunkText } from '../../libs/ingestion/src';
+import { dot, type Embedder } from '@crs/embeddings';
+import { chunkText } from '@crs/ingestion';
 import { environmentMarkdown, type RunEnvironment } from '../lib/env';
 import { mean, ndcgAtK, recallAtK, round } from '../lib/stats';
 import type { LocomoConversation, Scifact } from '../quality/datasets';

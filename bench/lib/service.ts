@@ -4,7 +4,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PIPELINE_DEFAULTS } from '../../apps/api/src/config';
+import { PIPELINE_DEFAULTS } from '@crs/config';
 
 /** The pipeline settings a spawned service runs with (its defaults unless the environment overrides them), for reports. */
 export function pipelineSettings(env: NodeJS.ProcessEnv = process.env): string {

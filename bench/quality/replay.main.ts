@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadGloveAsset } from '../../libs/embeddings/src/glove-asset';
-import { GloveSifEmbedder } from '../../libs/embeddings/src/glove-sif.embedder';
-import { tokenizeEnglish } from '../../libs/embeddings/src/english-tokenizer';
-import { sifWeight, zipfNormalizer } from '../../libs/embeddings/src/sif-weighting';
-import { LanceDbSearchIndex } from '../../libs/search/src/lancedb-search-index';
+import { loadGloveAsset } from '@crs/embeddings/glove-asset';
+import { GloveSifEmbedder } from '@crs/embeddings/glove-sif.embedder';
+import { tokenizeEnglish } from '@crs/embeddings/english-tokenizer';
+import { sifWeight, zipfNormalizer } from '@crs/embeddings/sif-weighting';
+import { LanceDbSearchIndex } from '@crs/search/lancedb-search-index';
 import { numberList, parseArgs } from '../lib/args';
 import { runEnvironment } from '../lib/env';
 import { DEFAULT_DATA_DIR, loadScifact } from './datasets';

@@ -1,9 +1,9 @@
-import { fuseScores, type FusedScore } from '../../libs/domain/src/ranking';
-import type { Embedder } from '../../libs/embeddings/src/embedder.port';
-import { dot } from '../../libs/embeddings/src/unit-vector';
-import { chunkText } from '../../libs/ingestion/src/chunking/chunk-text';
-import type { LeanCandidate, SearchIndex } from '../../libs/search/src/search-index.port';
-import { candidatePool, POOL_DEFAULTS } from '../../apps/api/src/query/pool-size';
+import { fuseScores, type FusedScore } from '@crs/domain/ranking';
+import type { Embedder } from '@crs/embeddings/embedder.port';
+import { dot } from '@crs/embeddings/unit-vector';
+import { chunkText } from '@crs/ingestion/chunking/chunk-text';
+import type { LeanCandidate, SearchIndex } from '@crs/search/search-index.port';
+import { candidatePool, POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import { distinctIds, mean, ndcgAtK, round } from '../lib/stats';
 import type { Scifact, ScifactQuery } from './datasets';
 

@@ -1,4 +1,4 @@
-import { AUTO_ALPHA } from '../../apps/api/src/query/query.service';
+import { AUTO_ALPHA } from '@crs/api/query/query.service';
 import { environmentMarkdown, type RunEnvironment } from '../lib/env';
 import type { QualityRun } from './run-quality';
 

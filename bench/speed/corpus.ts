@@ -1,4 +1,4 @@
-import { chunkText } from '../../libs/ingestion/src/chunking/chunk-text';
+import { chunkText } from '@crs/ingestion/chunking/chunk-text';
 import type { AppKnowledgeInput, MemoryInput } from '../lib/client';
 import { pick, seededRandom, zipfIndex } from '../lib/prng';
 

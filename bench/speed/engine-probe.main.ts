@@ -1,9 +1,9 @@
 import { join, resolve } from 'node:path';
 import { connect, MatchQuery, Operator, type Table } from '@lancedb/lancedb';
-import { callerPrincipals } from '../../libs/domain/src/acl';
-import { GloveSifEmbedder } from '../../libs/embeddings/src/glove-sif.embedder';
-import { FTS_COLUMN, LEAN_COLUMNS } from '../../libs/search/src/lancedb-chunk-table';
-import { lanceWhere } from '../../libs/search/src/lancedb-where';
+import { callerPrincipals } from '@crs/domain/acl';
+import { GloveSifEmbedder } from '@crs/embeddings/glove-sif.embedder';
+import { FTS_COLUMN, LEAN_COLUMNS } from '@crs/search/lancedb-chunk-table';
+import { lanceWhere } from '@crs/search/lancedb-where';
 import type { QueryBody } from '../lib/client';
 import { parseArgs } from '../lib/args';
 import { latencySummary } from '../lib/stats';

@@ -3,12 +3,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, MatchQuery, Operator, type Connection, type Table } from '@lancedb/lancedb';
 import Fastify from 'fastify';
-import { callerPrincipals } from '../../libs/domain/src/acl';
-import { GloveSifEmbedder } from '../../libs/embeddings/src/glove-sif.embedder';
-import { FTS_COLUMN, LEAN_COLUMNS } from '../../libs/search/src/lancedb-chunk-table';
-import { lanceWhere } from '../../libs/search/src/lancedb-where';
-import type { Scalar, SearchFilter } from '../../libs/search/src/search-index.port';
-import { candidatePool, POOL_DEFAULTS } from '../../apps/api/src/query/pool-size';
+import { callerPrincipals } from '@crs/domain/acl';
+import { GloveSifEmbedder } from '@crs/embeddings/glove-sif.embedder';
+import { FTS_COLUMN, LEAN_COLUMNS } from '@crs/search/lancedb-chunk-table';
+import { lanceWhere } from '@crs/search/lancedb-where';
+import type { Scalar, SearchFilter } from '@crs/search/search-index.port';
+import { candidatePool, POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import type { QueryBody } from '../lib/client';
 import { latencySummary, round } from '../lib/stats';
 

@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
 
 /**
  * Which collection's items reference each blob (raw content, chunk lists, graphs, inferred facts): what a collection's

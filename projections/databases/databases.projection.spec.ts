@@ -1,5 +1,5 @@
-import { createTestDatabase } from '../../test/support/test-database';
-import { expectIdempotent, project, recorded } from '../../test/support/projection-spec';
+import { createTestDatabase } from '@crs/test/support/test-database';
+import { expectIdempotent, project, recorded } from '@crs/test/support/projection-spec';
 import { databasesProjection } from './databases.projection';
 
 describe('databases projection', () => {

@@ -1,7 +1,7 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import type { ReadModelProjection } from '../../libs/persistence/src/projection';
-import type { DatabaseEvent } from '../../libs/domain/src/events';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import type { ReadModelProjection } from '@crs/persistence/projection';
+import type { DatabaseEvent } from '@crs/domain/events';
 
 /**
  * Databases and their collections, per organization: what `/databases*` and scope resolution read.

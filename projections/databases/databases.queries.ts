@@ -1,7 +1,7 @@
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { queryPrepared } from '../../libs/persistence/src/prepared';
-import type { EmbedderSpec } from '../../libs/domain/src/events';
-import type { MetadataField } from '../../libs/domain/src/metadata-schema';
+import type { Sql } from '@crs/persistence/data-source';
+import { queryPrepared } from '@crs/persistence/prepared';
+import type { EmbedderSpec } from '@crs/domain/events';
+import type { MetadataField } from '@crs/domain/metadata-schema';
 
 /** A row of rm_databases. */
 export interface DatabaseRow {

@@ -1,6 +1,6 @@
-import { createTestDatabase } from '../../test/support/test-database';
-import { expectIdempotent } from '../../test/support/projection-spec';
-import { recorded } from '../../test/support/projection-spec';
+import { createTestDatabase } from '@crs/test/support/test-database';
+import { expectIdempotent } from '@crs/test/support/projection-spec';
+import { recorded } from '@crs/test/support/projection-spec';
 import { feedbackProjection } from './feedback.projection';
 
 describe('feedback projection', () => {

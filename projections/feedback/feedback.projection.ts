@@ -1,7 +1,7 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import type { ReadModelProjection } from '../../libs/persistence/src/projection';
-import type { FeedbackRecorded } from '../../libs/domain/src/feedback/feedback.events';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import type { ReadModelProjection } from '@crs/persistence/projection';
+import type { FeedbackRecorded } from '@crs/domain/feedback/feedback.events';
 
 /**
  * One row per feedback submission (never replaced by a later one for the same query): what

@@ -1,4 +1,4 @@
-import type { Sql } from '../../libs/persistence/src/data-source';
+import type { Sql } from '@crs/persistence/data-source';
 
 /** A row of rm_feedback: one feedback submission. */
 export interface FeedbackRow {

@@ -1,9 +1,9 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
-import type { BlobStore } from '../../libs/persistence/src/blob-store';
-import type { ExtractedGraph } from '../../libs/ingestion/src/graph/extract-graph';
-import { mapLimit } from '../../libs/persistence/src/map-limit';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
+import type { BlobStore } from '@crs/persistence/blob-store';
+import type { ExtractedGraph } from '@crs/ingestion/graph/extract-graph';
+import { mapLimit } from '@crs/persistence/map-limit';
 
 export const GRAPH_TABLES = ['rm_graph_entities', 'rm_graph_mentions', 'rm_graph_relations'];
 

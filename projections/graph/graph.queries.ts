@@ -1,7 +1,7 @@
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { queryPrepared } from '../../libs/persistence/src/prepared';
-import { inActiveCollection } from '../databases/databases.queries';
-import { servedItem } from '../items/items.queries';
+import type { Sql } from '@crs/persistence/data-source';
+import { queryPrepared } from '@crs/persistence/prepared';
+import { inActiveCollection } from '@crs/projections/databases/databases.queries';
+import { servedItem } from '@crs/projections/items/items.queries';
 
 /** A row of rm_graph_entities: one per normalized name in a database. */
 export interface GraphEntityRow {

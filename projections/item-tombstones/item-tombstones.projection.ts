@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import type { ReadModelProjection } from '../../libs/persistence/src/projection';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import type { ReadModelProjection } from '@crs/persistence/projection';
 
 /**
  * The items deleted one by one (`DELETE /context`). Their streams stay in the log, `ItemDeleted` being their record,

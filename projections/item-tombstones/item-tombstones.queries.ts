@@ -1,4 +1,4 @@
-import type { Sql } from '../../libs/persistence/src/data-source';
+import type { Sql } from '@crs/persistence/data-source';
 
 /** A row of rm_item_tombstones: an item deleted on its own, whose stream stays until its collection or database goes. */
 export interface ItemTombstoneRow {

@@ -1,8 +1,8 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { inSegments, REPLAYING_SETTING, type ReadModelProjection } from '../../libs/persistence/src/projection';
-import { storableExpiry } from '../../libs/domain/src/items/expiry';
-import type { ItemEvent } from '../../libs/domain/src/items/item.events';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import { inSegments, REPLAYING_SETTING, type ReadModelProjection } from '@crs/persistence/projection';
+import { storableExpiry } from '@crs/domain/items/expiry';
+import type { ItemEvent } from '@crs/domain/items/item.events';
 
 /**
  * Every ingested item (memory, file, app item) with its indexing status: what /context/status, /context/list,
@@ -61,7 +61,7 @@ export const itemsProjection: ReadModelProjection = {
     // status moves are HOT updates that write no index entry.
     `CREATE INDEX IF NOT EXISTS rm_items_lookup ON rm_items (database_id, item_id)`,
     `CREATE INDEX IF NOT EXISTS rm_items_collection ON rm_items (database_id, collection, store, created_at)`,
-    // ingest order within a collection: the neighbours of a memory (conversation context, apps/api/src/query/conversation-context.ts)
+    // ingest order within a collection: the neighbours of a memory (conversation context, libs/domain/src/retrieval/conversation-context.ts)
     `CREATE INDEX IF NOT EXISTS rm_items_sequence ON rm_items (database_id, collection, store, created_at, ingest_position)`,
     // The pipeline's work queue: the items waiting for a stage (index: queued or processing; graph: graph_creation),
     // in ingest order. Small, so claiming never walks the whole item table.

@@ -1,7 +1,7 @@
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { queryPrepared } from '../../libs/persistence/src/prepared';
-import type { IndexingStatus, Store } from '../../libs/domain/src/items/item.events';
-import { inActiveCollection } from '../databases/databases.queries';
+import type { Sql } from '@crs/persistence/data-source';
+import { queryPrepared } from '@crs/persistence/prepared';
+import type { IndexingStatus, Store } from '@crs/domain/items/item.events';
+import { inActiveCollection } from '@crs/projections/databases/databases.queries';
 
 /** A row of rm_items, as the driver returns it (bigint columns as text). */
 export interface ItemRow {

@@ -1,7 +1,7 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
-import type { QueryRecorded } from '../../libs/domain/src/query.events';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
+import type { QueryRecorded } from '@crs/domain/query.events';
 import { ONLY_IN_COLLECTION } from './queries.queries';
 
 /** Recorded queries by request id: what feedback links to and its evaluation report scores. */

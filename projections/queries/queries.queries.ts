@@ -1,4 +1,4 @@
-import type { Sql } from '../../libs/persistence/src/data-source';
+import type { Sql } from '@crs/persistence/data-source';
 
 /** A row of rm_queries: a recorded query and the results it returned. */
 export interface QueryRow {

@@ -1,5 +1,5 @@
-import { createTestDatabase } from '../../test/support/test-database';
-import { expectIdempotent, recorded } from '../../test/support/projection-spec';
+import { createTestDatabase } from '@crs/test/support/test-database';
+import { expectIdempotent, recorded } from '@crs/test/support/projection-spec';
 import { webhookOutboxProjection } from './webhook-outbox.projection';
 
 describe('webhook outbox projection', () => {

@@ -1,10 +1,10 @@
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import type { Sql } from '../../libs/persistence/src/data-source';
-import { inSegments, type ReadModelProjection } from '../../libs/persistence/src/projection';
-import type { StatusAdvanced } from '../../libs/domain/src/items/item.events';
-import type { DeliveryAttempted, DeliveryRetryRequested, WebhookEvent } from '../../libs/domain/src/webhooks/webhook.events';
-import { INDEXING_STATUS_CHANGED, notifiesWebhook } from '../../libs/domain/src/webhooks/webhook.events';
-import { deliveryIdFor, statusChangedPayload } from '../../libs/domain/src/webhooks/webhook-payload';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import type { Sql } from '@crs/persistence/data-source';
+import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
+import type { StatusAdvanced } from '@crs/domain/items/item.events';
+import type { DeliveryAttempted, DeliveryRetryRequested, WebhookEvent } from '@crs/domain/webhooks/webhook.events';
+import { INDEXING_STATUS_CHANGED, notifiesWebhook } from '@crs/domain/webhooks/webhook.events';
+import { deliveryIdFor, statusChangedPayload } from '@crs/domain/webhooks/webhook-payload';
 
 /**
  * The webhook outbox. It owns three tables so it never reads another projection (a rebuild then

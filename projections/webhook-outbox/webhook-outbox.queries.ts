@@ -1,6 +1,6 @@
-import type { Sql } from '../../libs/persistence/src/data-source';
-import type { VisibleDeliveryStatus } from '../../libs/domain/src/webhooks/webhook.events';
-import { inActiveCollection } from '../databases/databases.queries';
+import type { Sql } from '@crs/persistence/data-source';
+import type { VisibleDeliveryStatus } from '@crs/domain/webhooks/webhook.events';
+import { inActiveCollection } from '@crs/projections/databases/databases.queries';
 
 /** A row of rm_webhooks: an organization's registration. */
 export interface WebhookRow {

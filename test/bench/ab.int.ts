@@ -1,11 +1,11 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CrsClient, SEARCHABLE } from '../../bench/lib/client';
-import { spawnService } from '../../bench/lib/service';
-import { abMarkdown, parseVariants, runAb } from '../../bench/speed/ab.main';
-import { SPEED_METADATA_SCHEMA } from '../../bench/speed/corpus';
-import { SCENARIOS } from '../../bench/speed/run-speed';
+import { CrsClient, SEARCHABLE } from '@crs/bench/lib/client';
+import { spawnService } from '@crs/bench/lib/service';
+import { abMarkdown, parseVariants, runAb } from '@crs/bench/speed/ab.main';
+import { SPEED_METADATA_SCHEMA } from '@crs/bench/speed/corpus';
+import { SCENARIOS } from '@crs/bench/speed/run-speed';
 
 /**
  * Smoke run of the side-by-side tool (no timing is asserted): a data directory made by the built service (embedded

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { embeddersMarkdown, loadEmbedder, measureLocomo, measureScifact } from '../../bench/embedders/run-embedders';
-import { runEnvironment } from '../../bench/lib/env';
-import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from '../../bench/quality/datasets';
-import { GloveSifEmbedder } from '../../libs/embeddings/src';
+import { embeddersMarkdown, loadEmbedder, measureLocomo, measureScifact } from '@crs/bench/embedders/run-embedders';
+import { runEnvironment } from '@crs/bench/lib/env';
+import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from '@crs/bench/quality/datasets';
+import { GloveSifEmbedder } from '@crs/embeddings';
 
 /**
  * Smoke run of the in-process embedder benchmark (not a measurement: nothing here asserts a score or a time beyond

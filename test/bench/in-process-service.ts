@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../../apps/api/src/app.factory';
-import { configFromEnv } from '../../apps/api/src/config';
-import { benchKey, type ServiceHandle } from '../../bench/lib/service';
+import { createApp } from '@crs/api/app.factory';
+import { configFromEnv } from '@crs/config';
+import { benchKey, type ServiceHandle } from '@crs/bench/lib/service';
 import { createTestDatabase } from '../support/test-database';
 
 /**

@@ -1,7 +1,7 @@
-import { distinctIds, latencySummary, ndcgAtK, percentile, recallAtK } from '../../bench/lib/stats';
-import { parseRebuildOutput } from '../../bench/speed/rebuild';
-import { locomoTurnText } from '../../bench/quality/datasets';
-import { parseSize } from '../../bench/speed/main';
+import { distinctIds, latencySummary, ndcgAtK, percentile, recallAtK } from '@crs/bench/lib/stats';
+import { parseRebuildOutput } from '@crs/bench/speed/rebuild';
+import { locomoTurnText } from '@crs/bench/quality/datasets';
+import { parseSize } from '@crs/bench/speed/main';
 
 describe('benchmark metrics', () => {
   it('nDCG@k: binary gains, log2 discount, ideal from the judged documents', () => {

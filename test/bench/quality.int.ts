@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createProgress } from '../../bench/lib/progress';
-import { runEnvironment } from '../../bench/lib/env';
-import type { ServiceHandle } from '../../bench/lib/service';
-import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from '../../bench/quality/datasets';
-import { qualityMarkdown, qualityTargets, REFERENCES } from '../../bench/quality/report';
-import { qualityConfigs, runQuality } from '../../bench/quality/run-quality';
+import { createProgress } from '@crs/bench/lib/progress';
+import { runEnvironment } from '@crs/bench/lib/env';
+import type { ServiceHandle } from '@crs/bench/lib/service';
+import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from '@crs/bench/quality/datasets';
+import { qualityMarkdown, qualityTargets, REFERENCES } from '@crs/bench/quality/report';
+import { qualityConfigs, runQuality } from '@crs/bench/quality/run-quality';
 import { startInProcessService } from './in-process-service';
 
 /**

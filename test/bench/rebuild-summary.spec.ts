@@ -1,4 +1,4 @@
-import { rebuiltPosition, summariseRebuild } from '../../bench/speed/rebuild';
+import { rebuiltPosition, summariseRebuild } from '@crs/bench/speed/rebuild';
 
 describe('speed bench: rebuild summary', () => {
   // What `crs projections rebuild all` prints: each projection's handled events (one ingest event feeds several).

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GloveSifEmbedder } from '../../libs/embeddings/src/glove-sif.embedder';
-import { LanceDbSearchIndex } from '../../libs/search/src/lancedb-search-index';
-import type { LeanCandidate } from '../../libs/search/src/search-index.port';
-import { distinctIds } from '../../bench/lib/stats';
-import { loadScifact } from '../../bench/quality/datasets';
-import { buildReplayIndex, rankQuery, REPLAY_INDEX, replayCandidates, replayNdcg, vectorPrfVariant } from '../../bench/quality/replay';
+import { GloveSifEmbedder } from '@crs/embeddings/glove-sif.embedder';
+import { LanceDbSearchIndex } from '@crs/search/lancedb-search-index';
+import type { LeanCandidate } from '@crs/search/search-index.port';
+import { distinctIds } from '@crs/bench/lib/stats';
+import { loadScifact } from '@crs/bench/quality/datasets';
+import { buildReplayIndex, rankQuery, REPLAY_INDEX, replayCandidates, replayNdcg, vectorPrfVariant } from '@crs/bench/quality/replay';
 
 /** Smoke run of the offline SciFact replay (bench/quality/replay.main) on a small slice; no quality is asserted. */
 const sorted = (list: LeanCandidate[]) => [...list].sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));

@@ -1,11 +1,11 @@
-import { createProgress } from '../../bench/lib/progress';
-import { runEnvironment } from '../../bench/lib/env';
-import type { ServiceHandle } from '../../bench/lib/service';
-import { logEventCount } from '../../bench/speed/pg-stats';
-import { rebuiltPosition, summariseRebuild } from '../../bench/speed/rebuild';
-import { speedMarkdown, speedTargets } from '../../bench/speed/report';
-import { runSpeed } from '../../bench/speed/run-speed';
-import { runCli } from '../../apps/cli/src/cli';
+import { createProgress } from '@crs/bench/lib/progress';
+import { runEnvironment } from '@crs/bench/lib/env';
+import type { ServiceHandle } from '@crs/bench/lib/service';
+import { logEventCount } from '@crs/bench/speed/pg-stats';
+import { rebuiltPosition, summariseRebuild } from '@crs/bench/speed/rebuild';
+import { speedMarkdown, speedTargets } from '@crs/bench/speed/report';
+import { runSpeed } from '@crs/bench/speed/run-speed';
+import { runCli } from '@crs/cli/cli';
 import { startInProcessService } from './in-process-service';
 
 /**

@@ -1,4 +1,4 @@
-import { runCli } from '../../apps/cli/src/cli';
+import { runCli } from '@crs/cli/cli';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { postMultipart, waitForStatus } from '../support/ingest';
 
@@ -31,7 +31,7 @@ describe('access control through HTTP (rules 1-14 that apply without connectors)
   });
 
   it('rule 1, 3, 4: stored forms (lowercased, trimmed, deduplicated; [] and null stored as __private__; __private__ beside real dropped)', async () => {
-    const rows = await t.infra.ds.query(`SELECT item_id, acl FROM rm_items ORDER BY item_id`);
+    const rows = await t.ds.query(`SELECT item_id, acl FROM rm_items ORDER BY item_id`);
     const acl = Object.fromEntries(rows.map((r: any) => [r.item_id, r.acl]));
     expect(acl).toEqual({
       open: null,

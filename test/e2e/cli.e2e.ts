@@ -58,7 +58,7 @@ describe('crs CLI', () => {
     const memories = Array.from({ length: 300 }, (_, i) => ({ id: `p${i}`, text: `Piped memory ${i} about the long log an auditor reads through jq. `.repeat(4) }));
     await ingestMemories(t, 'piped', memories);
     for (let s = 0; s < memories.length; s += 100) await waitForStatus(t, 'piped', memories.slice(s, s + 100).map((m) => m.id));
-    const events = (await t.infra.store.readAll()).length;
+    const events = (await t.store.readAll()).length;
     const child = spawn(process.execPath, ['dist/apps/cli/src/main.js', 'events', 'read'], { env: { ...process.env, DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
@@ -76,7 +76,7 @@ describe('crs CLI', () => {
   it('stores only a hash of each secret', async () => {
     const { out } = await crs(t, 'keys', 'create', '--org', 'hashcheck');
     const secret = out[0].split('.')[1];
-    const rows = await t.infra.ds.query(`SELECT * FROM api_keys WHERE org_id = 'hashcheck'`);
+    const rows = await t.ds.query(`SELECT * FROM api_keys WHERE org_id = 'hashcheck'`);
     expect(JSON.stringify(rows)).not.toContain(secret);
   });
 
@@ -89,7 +89,7 @@ describe('crs CLI', () => {
     expect(events.every((e, i) => i === 0 || e.position > events[i - 1].position)).toBe(true);
     const onlyA = (await crs(t, 'events', 'read', '--database', 'cli-a')).out.map((l) => JSON.parse(l));
     expect(onlyA.length).toBeGreaterThanOrEqual(5); // created + 4 components
-    const a = await t.infra.directory.find('default', 'cli-a');
+    const a = await t.directory.find('default', 'cli-a');
     expect(onlyA.every((e) => e.data.databaseId === a!.id)).toBe(true);
     const from = (await crs(t, 'events', 'read', '--from', String(events[2].position), '--limit', '2')).out.map((l) => JSON.parse(l));
     expect(from.map((e) => e.position)).toEqual([events[3].position, events[4].position]);
@@ -108,7 +108,7 @@ describe('crs CLI', () => {
 
   it('verify reports the first difference when the live read model was tampered with', async () => {
     await t.createDatabase('tamper');
-    await t.infra.ds.query(`UPDATE rm_databases SET status = 'broken' WHERE name = 'tamper'`);
+    await t.ds.query(`UPDATE rm_databases SET status = 'broken' WHERE name = 'tamper'`);
     const verify = await crs(t, 'projections', 'verify', 'databases');
     expect(verify.code).toBe(1);
     expect(verify.out[0]).toMatch(/DIFFERENT.*rm_databases/s);

@@ -56,7 +56,7 @@ describe('context items through HTTP', () => {
       const [generated, inf] = res.body.data.results;
       expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
       expect(inf).toMatchObject({ id: 'inf', infer: true });
-      const rows = await t.infra.ds.query(`SELECT item_id, custom_instructions, user_name FROM rm_items WHERE item_id = ANY($1) ORDER BY item_id`, [[generated.id, 'inf']]);
+      const rows = await t.ds.query(`SELECT item_id, custom_instructions, user_name FROM rm_items WHERE item_id = ANY($1) ORDER BY item_id`, [[generated.id, 'inf']]);
       expect(rows.find((r: any) => r.item_id === generated.id).custom_instructions).toBeNull();
       expect(rows.find((r: any) => r.item_id === 'inf')).toMatchObject({ custom_instructions: 'extract hobbies', user_name: 'Ann' });
     });
@@ -135,7 +135,7 @@ describe('context items through HTTP', () => {
       const fileIds = files.map((f) => `f-${f.filename}`);
       const st = await waitForStatus(t, 'ctx', fileIds, ['completed', 'errored'], 60_000);
       expect(st.map((s: any) => [s.id, s.indexing_status])).toEqual(fileIds.map((id) => [id, 'completed']));
-      const chunks = await t.infra.ds.query(`SELECT item_id, chunk_count FROM rm_items WHERE item_id = ANY($1)`, [fileIds]);
+      const chunks = await t.ds.query(`SELECT item_id, chunk_count FROM rm_items WHERE item_id = ANY($1)`, [fileIds]);
       expect(chunks.every((c: any) => c.chunk_count > 0)).toBe(true);
     });
 
@@ -167,7 +167,7 @@ describe('context items through HTTP', () => {
         app_knowledge: JSON.stringify([{ id: 'a1', app_kind: 'message', app_provider: 'slack', content: { text: 'x' }, acl: ['Bob@Corp.io', 'group:slack:eng'] }]),
       });
       expect(ok.status).toBe(200);
-      const [row] = await t.infra.ds.query(`SELECT acl FROM rm_items WHERE item_id = 'a1'`);
+      const [row] = await t.ds.query(`SELECT acl FROM rm_items WHERE item_id = 'a1'`);
       expect(row.acl).toEqual(['group:slack:eng', 'user_email:bob@corp.io']);
     });
 
@@ -250,14 +250,14 @@ describe('context items through HTTP', () => {
       const revoked = await t.request('PATCH', '/context/doc-acl/metadata', { body: { database: 'ctx', acl: [] } });
       expect(revoked.body.data.acl).toEqual(['__private__']);
       expect(ids(await asBob())).not.toContain('doc-acl');
-      const events = (await t.infra.store.readAll()).filter((e) => e.type === 'AclChanged' && e.data.itemId === 'doc-acl');
+      const events = (await t.store.readAll()).filter((e) => e.type === 'AclChanged' && e.data.itemId === 'doc-acl');
       expect(events.map((e) => e.data.acl)).toEqual([['user_email:bob@corp.io'], ['__private__']]);
     });
 
     it('PATCH takes database and collection in the query string too; a body that changes nothing is a no-op answering the item', async () => {
       await ingestMemories(t, 'ctx', [{ id: 'scoped-edit', text: 'Parking permits renew every March.', metadata: JSON.stringify({ team: 'ops' }) }], { collection: 'facilities' });
       await waitForStatus(t, 'ctx', ['scoped-edit'], ['completed'], 30_000, 'facilities');
-      const eventsOf = async () => (await t.infra.store.readAll()).filter((e) => e.data?.itemId === 'scoped-edit').length;
+      const eventsOf = async () => (await t.store.readAll()).filter((e) => e.data?.itemId === 'scoped-edit').length;
 
       // Only acl in the body; database and collection in the query string.
       const acl = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { acl: ['Ann@Corp.io'] } });

@@ -89,7 +89,7 @@ describe('API conventions', () => {
     const health = await t.request('GET', '/health', { headers: { authorization: '' } });
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ status: 'ok', api_version: '2.0.1' });
-    await t.infra.runner.waitFor(await t.infra.store.headPosition(), undefined, 5000);
+    await t.runner.waitFor(await t.store.headPosition(), undefined, 5000);
     const ready = await t.request('GET', '/ready', { headers: { authorization: '' } });
     expect(ready.status).toBe(200);
     expect(ready.body.checks.postgres).toBe('ok');

@@ -24,8 +24,8 @@ describe('databases and collections through HTTP', () => {
     };
     const started = new Map(parts.map((p) => [p, gate()]));
     const release = new Map(parts.map((p) => [p, gate()]));
-    const provision = t.infra.resources.provision.bind(t.infra.resources);
-    t.infra.resources.provision = async (databaseId, component, embedder) => {
+    const provision = t.resources.provision.bind(t.resources);
+    t.resources.provision = async (databaseId, component, embedder) => {
       started.get(component)!.open();
       await release.get(component)!.opened;
       return provision(databaseId, component, embedder);
@@ -61,7 +61,7 @@ describe('databases and collections through HTTP', () => {
       }
       expect(await untilTrue(4)).toEqual({ status: 'ready', flags: [true, true, true, true], provisioned: true });
     } finally {
-      t.infra.resources.provision = provision;
+      t.resources.provision = provision;
       for (const g of release.values()) g.open();
     }
     expect(res.status).toBe(202);
@@ -115,9 +115,9 @@ describe('databases and collections through HTTP', () => {
     expect(badJson.status).toBe(400);
     expect(badJson.body.error.code).toBe('INVALID_INPUT');
     const rejected = new Set([unknown, wrong, badJson].map((r) => r.body.meta.request_id));
-    const traces = (await t.infra.store.readAll()).filter((e) => rejected.has(e.metadata.requestId as string));
+    const traces = (await t.store.readAll()).filter((e) => rejected.has(e.metadata.requestId as string));
     expect(traces).toEqual([]);
-    expect(await t.infra.directory.find('default', 'x1')).toBeNull();
+    expect(await t.directory.find('default', 'x1')).toBeNull();
   });
 
   it('lists databases; the legacy /tenants shapes work with deprecation notices', async () => {
@@ -141,7 +141,7 @@ describe('databases and collections through HTTP', () => {
 
   it('answers 404 DATABASE_NOT_FOUND for a missing database and for one the key cannot reach, alike', async () => {
     await t.createDatabase('secret-db');
-    const { key } = await t.infra.keys.create('default', { databases: ['other'] });
+    const { key } = await t.keys.create('default', { databases: ['other'] });
     const missing = await t.request('GET', '/databases/status?database=nope');
     const hidden = await t.request('GET', '/databases/status?database=secret-db', { headers: { authorization: `Bearer ${key}` } });
     expect(missing.status).toBe(404);
@@ -154,7 +154,7 @@ describe('databases and collections through HTTP', () => {
 
   it('keeps organizations apart', async () => {
     await t.createDatabase('org-a-db');
-    const { key } = await t.infra.keys.create('other-org');
+    const { key } = await t.keys.create('other-org');
     const list = await t.request('GET', '/databases', { headers: { authorization: `Bearer ${key}` } });
     expect(list.body.data.databases).toEqual([]);
     const st = await t.request('GET', '/databases/status?database=org-a-db', { headers: { authorization: `Bearer ${key}` } });
@@ -177,7 +177,7 @@ describe('databases and collections through HTTP', () => {
       if (reused !== 202) await new Promise((r) => setTimeout(r, 25));
     }
     expect(reused).toBe(202);
-    const audit = (await t.infra.store.readAll()).filter((e) => e.type === 'DatabaseDeleted');
+    const audit = (await t.store.readAll()).filter((e) => e.type === 'DatabaseDeleted');
     expect(audit.some((e) => e.data.name === 'doomed' && e.metadata.orgId === 'default' && String(e.data.requestedBy).startsWith('key:'))).toBe(true);
   });
 
@@ -203,19 +203,19 @@ describe('databases and collections through HTTP', () => {
     await waitForStatus(t, 'blobby', ['b1', 'b2', 'b3']);
     expect((await t.request('POST', '/query', { body: { database: 'blobby', query: 'PLATYPUSSECRET salary' } })).status).toBe(200);
     expect((await t.request('DELETE', '/context', { body: { database: 'blobby', ids: ['b2'] } })).status).toBeLessThan(300);
-    await t.infra.runner.waitFor(await t.infra.store.headPosition(), undefined, 10_000);
-    const [{ database_id: id }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'b1'`);
+    await t.runner.waitFor(await t.store.headPosition(), undefined, 10_000);
+    const [{ database_id: id }] = await t.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'b1'`);
     const dir = join(t.config.dataDir, 'blobs', id);
-    const rows = async () => Number((await t.infra.ds.query('SELECT count(*) AS n FROM blob_rows WHERE database_id = $1', [id]))[0].n);
+    const rows = async () => Number((await t.ds.query('SELECT count(*) AS n FROM blob_rows WHERE database_id = $1', [id]))[0].n);
     expect(await rows()).toBeGreaterThan(0); // small blobs are rows, larger ones files
     expect(readdirSync(dir).length).toBeGreaterThan(0);
     expect((await t.request('DELETE', '/databases?database=blobby')).status).toBe(202);
     await waitForDatabaseDeleted(t, id);
     expect(existsSync(dir)).toBe(false);
     expect(await rows()).toBe(0);
-    const left = (await t.infra.store.readAll()).filter((e) => e.stream.includes(id));
+    const left = (await t.store.readAll()).filter((e) => e.stream.includes(id));
     expect(left.map((e) => `${e.stream} ${e.type}`)).toEqual([]);
-    expect(JSON.stringify(await t.infra.store.readAll())).not.toMatch(/PLATYPUSSECRET|QUOKKASECRET|WOMBATSECRET|"b2"/);
+    expect(JSON.stringify(await t.store.readAll())).not.toMatch(/PLATYPUSSECRET|QUOKKASECRET|WOMBATSECRET|"b2"/);
   });
 
   it('deletes through the legacy DELETE /tenants?tenant_id= without a body or content type', async () => {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { verifySearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
-import { indexNameFor, verifyIndexName } from '../../apps/worker/src/search/search-catalog';
+import { verifySearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
+import { indexNameFor, verifyIndexName } from '@crs/projections/search-index/search-catalog';
 import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -21,7 +21,7 @@ describe('deleting while the search index still writes', () => {
 
   const settle = async () => {
     for (let i = 0; i < 400; i++) {
-      if ((await t.infra.runner.status()).every((s) => s.lag === 0)) return;
+      if ((await t.runner.status()).every((s) => s.lag === 0)) return;
       await new Promise((r) => setTimeout(r, 25));
     }
     throw new Error('the projections did not settle');
@@ -31,11 +31,11 @@ describe('deleting while the search index still writes', () => {
     await t.createDatabase('racy');
     await ingestMemories(t, 'racy', [{ id: 'keep', text: 'The lighthouse keeper logs every passing ship.' }]);
     await waitForStatus(t, 'racy', ['keep']);
-    const db = (await t.infra.directory.find('default', 'racy'))!;
-    const index = (await t.infra.search.indexName(db.id, 'memory'))!;
+    const db = (await t.directory.find('default', 'racy'))!;
+    const index = (await t.search.indexName(db.id, 'memory'))!;
 
     // The live search index writes the doomed collection's chunks slowly: they land well after the deletion request.
-    const engine = t.infra.search.index;
+    const engine = t.search.index;
     const upsert = engine.upsert.bind(engine);
     let delayed = 0;
     engine.upsert = async (name, docs) => {
@@ -52,14 +52,14 @@ describe('deleting while the search index still writes', () => {
       expect(delayed).toBeGreaterThan(0);
       const del = await t.request('DELETE', '/databases/collections?database=racy&collection=doomed');
       expect(del.status).toBe(202);
-      for (let i = 0; i < 400 && (await t.infra.store.readAll()).every((e) => e.type !== 'CollectionDeleted'); i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 400 && (await t.store.readAll()).every((e) => e.type !== 'CollectionDeleted'); i++) await new Promise((r) => setTimeout(r, 25));
       await settle();
     } finally {
       engine.upsert = upsert;
     }
-    expect(await t.infra.search.index.count(index, { collections: ['doomed'] })).toBe(0);
-    expect(await t.infra.search.index.count(index, { collections: ['default'] })).toBeGreaterThan(0);
-    const verify = await verifySearchIndex(t.infra.store, t.infra.search, new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, t.infra.vectorSpaces));
+    expect(await t.search.index.count(index, { collections: ['doomed'] })).toBe(0);
+    expect(await t.search.index.count(index, { collections: ['default'] })).toBeGreaterThan(0);
+    const verify = await verifySearchIndex(t.store, t.search, new SearchIndexSubscriber(t.ds, t.search, t.blobs, t.vectorSpaces));
     expect({ equal: verify.equal, diff: verify.firstDifference }).toEqual({ equal: true, diff: undefined });
   });
 
@@ -67,18 +67,18 @@ describe('deleting while the search index still writes', () => {
     await t.createDatabase('shadowed');
     await ingestMemories(t, 'shadowed', [{ id: 's1', text: 'Kept only until the database goes.' }]);
     await waitForStatus(t, 'shadowed', ['s1']);
-    const db = (await t.infra.directory.find('default', 'shadowed'))!;
-    const live = (await t.infra.search.all()).filter((e) => e.databaseId === db.id);
+    const db = (await t.directory.find('default', 'shadowed'))!;
+    const live = (await t.search.all()).filter((e) => e.databaseId === db.id);
     expect(live).toHaveLength(2);
     // What a verify killed half-way leaves: a copy of each index beside it.
-    for (const e of live) await t.infra.search.index.createIndex(verifyIndexName(e.indexName), { dimensions: e.dimensions });
-    expect(await t.infra.search.index.indexExists(verifyIndexName(indexNameFor(db.id, 'memory', 1)))).toBe(true);
+    for (const e of live) await t.search.index.createIndex(verifyIndexName(e.indexName), { dimensions: e.dimensions });
+    expect(await t.search.index.indexExists(verifyIndexName(indexNameFor(db.id, 'memory', 1)))).toBe(true);
 
     expect((await t.request('DELETE', '/databases?database=shadowed')).status).toBe(202);
     await waitForDatabaseDeleted(t, db.id);
     for (const e of live) {
-      expect(await t.infra.search.index.indexExists(e.indexName)).toBe(false);
-      expect(await t.infra.search.index.indexExists(verifyIndexName(e.indexName))).toBe(false);
+      expect(await t.search.index.indexExists(e.indexName)).toBe(false);
+      expect(await t.search.index.indexExists(verifyIndexName(e.indexName))).toBe(false);
     }
   });
 });
@@ -105,11 +105,11 @@ describe('deleting a collection removes its blobs from disk', () => {
     await ingestMemories(t, 'sweep', [{ id: 'both', text: shared }], { collection: 'kept' });
     await waitForStatus(t, 'sweep', ['own', 'both', 'renewed', 'long'], ['completed'], 30_000, 'doomed');
     await waitForStatus(t, 'sweep', ['both'], ['completed'], 30_000, 'kept');
-    const db = (await t.infra.directory.find('default', 'sweep'))!;
-    const refs = async (collection: string): Promise<string[]> => (await t.infra.ds.query('SELECT DISTINCT sha256 FROM rm_blob_refs WHERE database_id = $1 AND collection = $2', [db.id, collection])).map((r: any) => r.sha256 as string);
+    const db = (await t.directory.find('default', 'sweep'))!;
+    const refs = async (collection: string): Promise<string[]> => (await t.ds.query('SELECT DISTINCT sha256 FROM rm_blob_refs WHERE database_id = $1 AND collection = $2', [db.id, collection])).map((r: any) => r.sha256 as string);
     const stored = new Map<string, boolean>();
     const storedNow = async (shas: string[]) => {
-      for (const sha of shas) stored.set(sha, await t.infra.blobs.has(db.id, sha));
+      for (const sha of shas) stored.set(sha, await t.blobs.has(db.id, sha));
     };
     const onDisk = (sha: string) => stored.get(sha)!;
     const doomed = await refs('doomed');
@@ -117,7 +117,7 @@ describe('deleting a collection removes its blobs from disk', () => {
     expect(doomed.length).toBeGreaterThanOrEqual(6); // contents, chunk lists, graphs
     await storedNow([...doomed, ...kept]);
     expect(doomed.every(onDisk) && kept.every(onDisk)).toBe(true);
-    const asFiles = doomed.filter((sha) => existsSync(t.infra.blobs.path(db.id, sha)));
+    const asFiles = doomed.filter((sha) => existsSync(t.blobs.path(db.id, sha)));
     expect(asFiles.length).toBeGreaterThanOrEqual(1); // the long memory's content
     expect(asFiles.length).toBeLessThan(doomed.length);
 
@@ -133,7 +133,7 @@ describe('deleting a collection removes its blobs from disk', () => {
       asked[label] = q.body.meta.request_id;
     }
     await new Promise((r) => setTimeout(r, 1600)); // every blob older than the grace period
-    const renewed = await t.infra.blobs.put(db.id, 'Bytes about to be ingested elsewhere.'); // an ingest in flight stores them again
+    const renewed = await t.blobs.put(db.id, 'Bytes about to be ingested elsewhere.'); // an ingest in flight stores them again
     expect(doomed).toContain(renewed);
     expect((await t.request('DELETE', '/databases/collections?database=sweep&collection=doomed')).status).toBe(202);
     for (let i = 0; i < 400 && (await refs('doomed')).length; i++) await new Promise((r) => setTimeout(r, 25));
@@ -141,7 +141,7 @@ describe('deleting a collection removes its blobs from disk', () => {
 
     const onlyDoomed = doomed.filter((sha) => !kept.includes(sha));
     expect(onlyDoomed.filter((sha) => sha !== renewed).filter(onDisk)).toEqual([]);
-    expect(asFiles.filter((sha) => existsSync(t.infra.blobs.path(db.id, sha)))).toEqual([]);
+    expect(asFiles.filter((sha) => existsSync(t.blobs.path(db.id, sha)))).toEqual([]);
     expect(kept.filter((sha) => !onDisk(sha))).toEqual([]);
     expect(onDisk(renewed)).toBe(true); // spared for now
     for (let i = 0; i < 200 && onDisk(renewed); i++) {
@@ -151,8 +151,8 @@ describe('deleting a collection removes its blobs from disk', () => {
     expect(onDisk(renewed)).toBe(false); // nobody referenced it once the grace period was over
 
     const recorded = async (label: string) => ({
-      row: (await t.infra.ds.query('SELECT 1 FROM rm_queries WHERE request_id = $1', [asked[label]])).length,
-      events: (await t.infra.store.readStream(`query-${db.id}-${asked[label]}`)).length,
+      row: (await t.ds.query('SELECT 1 FROM rm_queries WHERE request_id = $1', [asked[label]])).length,
+      events: (await t.store.readStream(`query-${db.id}-${asked[label]}`)).length,
     });
     expect(await recorded('doomed')).toEqual({ row: 0, events: 0 });
     expect(await recorded('kept')).toEqual({ row: 1, events: 1 });

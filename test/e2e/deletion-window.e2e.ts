@@ -1,4 +1,4 @@
-import { configFromEnv } from '../../apps/api/src/config';
+import { configFromEnv } from '@crs/config';
 import { ingestMemories, postMultipart, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -39,7 +39,7 @@ describe('a collection or database being deleted is served by no endpoint', () =
     await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'win', collection: 'doomed', app_knowledge: JSON.stringify([{ id: 'doomed-k', app_kind: 'message', app_provider: 'slack', content: { text: 'Quokka census results from Rottnest.' } }]) });
     await waitForStatus(t, 'win', ['kept']);
     await waitForStatus(t, 'win', ['doomed-1', 'doomed-k'], ['completed'], 30_000, 'doomed');
-    const db = (await t.infra.directory.find('default', 'win'))!;
+    const db = (await t.directory.find('default', 'win'))!;
     for (let i = 0; i < 400 && (await deliveriesOf('win')).filter((d) => d.collection === 'doomed').length < 2; i++) await new Promise((r) => setTimeout(r, 25));
 
     // Before: everything of the collection is served (the checks below would pass on an empty collection otherwise).
@@ -52,10 +52,10 @@ describe('a collection or database being deleted is served by no endpoint', () =
     expect((await t.request('GET', '/context/relations?database=win&collection=doomed')).body.data.relations.length).toBeGreaterThan(0);
     expect((await deliveriesOf('win')).filter((d) => d.collection === 'doomed')).toHaveLength(2);
 
-    const purgeCollection = t.infra.resources.purgeCollection.bind(t.infra.resources);
+    const purgeCollection = t.resources.purgeCollection.bind(t.resources);
     const purging = gate();
     const release = gate();
-    t.infra.resources.purgeCollection = async (databaseId, collection) => {
+    t.resources.purgeCollection = async (databaseId, collection) => {
       purging.open();
       await release.opened;
       return purgeCollection(databaseId, collection);
@@ -64,8 +64,8 @@ describe('a collection or database being deleted is served by no endpoint', () =
       expect((await t.request('DELETE', '/databases/collections?database=win&collection=doomed')).status).toBe(202);
       await purging.opened;
       // The purge has not started: the content is still in the search index and the read models.
-      expect(await t.infra.search.index.count((await t.infra.search.indexName(db.id, 'memory'))!, { collections: ['doomed'] })).toBeGreaterThan(0);
-      expect((await t.infra.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE collection = 'doomed'`))[0].n).toBe(2);
+      expect(await t.search.index.count((await t.search.indexName(db.id, 'memory'))!, { collections: ['doomed'] })).toBeGreaterThan(0);
+      expect((await t.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE collection = 'doomed'`))[0].n).toBe(2);
 
       expect(ids(await t.request('POST', '/query', { body: both }))).toEqual(['kept']);
       expect(ids(await t.request('POST', '/query', { body: { ...both, mode: 'thinking' } }))).toEqual(['kept']);
@@ -94,28 +94,28 @@ describe('a collection or database being deleted is served by no endpoint', () =
       const del = await t.request('DELETE', '/context', { body: { database: 'win', collection: 'doomed', ids: ['doomed-1'] } });
       expect(del.body.data.results).toEqual([expect.objectContaining({ id: 'doomed-1', deleted: false })]);
     } finally {
-      t.infra.resources.purgeCollection = purgeCollection;
+      t.resources.purgeCollection = purgeCollection;
       release.open();
     }
-    for (let i = 0; i < 400 && !(await t.infra.store.readAll()).some((e) => e.type === 'CollectionDeleted'); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 400 && !(await t.store.readAll()).some((e) => e.type === 'CollectionDeleted'); i++) await new Promise((r) => setTimeout(r, 25));
     expect(ids(await t.request('POST', '/query', { body: both }))).toEqual(['kept']);
-    expect((await t.infra.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE collection = 'doomed'`))[0].n).toBe(0);
+    expect((await t.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE collection = 'doomed'`))[0].n).toBe(0);
   });
 
   it('a database: every read answers 404 and its deliveries leave the list while its purge runs', async () => {
     await t.createDatabase('gone');
     await ingestMemories(t, 'gone', [{ id: 'g1', text: 'The wombat burrow is under the old gum tree.' }]);
     await waitForStatus(t, 'gone', ['g1']);
-    const db = (await t.infra.directory.find('default', 'gone'))!;
+    const db = (await t.directory.find('default', 'gone'))!;
     for (let i = 0; i < 400 && (await deliveriesOf('gone')).length < 1; i++) await new Promise((r) => setTimeout(r, 25));
     expect(await deliveriesOf('gone')).toHaveLength(1);
     const presigned = (await t.request('GET', '/context/inspect?database=gone&id=g1&mode=url')).body.data.presigned_url;
     expect((await anonymous(presigned)).statusCode).toBe(200);
 
-    const purgeDatabase = t.infra.resources.purgeDatabase.bind(t.infra.resources);
+    const purgeDatabase = t.resources.purgeDatabase.bind(t.resources);
     const purging = gate();
     const release = gate();
-    t.infra.resources.purgeDatabase = async (databaseId) => {
+    t.resources.purgeDatabase = async (databaseId) => {
       purging.open();
       await release.opened;
       return purgeDatabase(databaseId);
@@ -123,7 +123,7 @@ describe('a collection or database being deleted is served by no endpoint', () =
     try {
       expect((await t.request('DELETE', '/databases?database=gone')).status).toBe(202);
       await purging.opened;
-      expect((await t.infra.ds.query('SELECT count(*)::int AS n FROM rm_items WHERE database_id = $1', [db.id]))[0].n).toBe(1);
+      expect((await t.ds.query('SELECT count(*)::int AS n FROM rm_items WHERE database_id = $1', [db.id]))[0].n).toBe(1);
       for (const [method, url, body] of [
         ['POST', '/query', { database: 'gone', query: 'wombat burrow' }],
         ['POST', '/context/list', { database: 'gone', type: 'memory' }],
@@ -142,7 +142,7 @@ describe('a collection or database being deleted is served by no endpoint', () =
       const viaUrl = await anonymous(presigned);
       expect([viaUrl.statusCode, viaUrl.json().error.code]).toEqual([404, 'ITEM_NOT_FOUND']);
     } finally {
-      t.infra.resources.purgeDatabase = purgeDatabase;
+      t.resources.purgeDatabase = purgeDatabase;
       release.open();
     }
     await waitForDatabaseDeleted(t, db.id);

@@ -1,5 +1,5 @@
-import { runCli } from '../../apps/cli/src/cli';
-import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
+import { runCli } from '@crs/cli/cli';
+import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 
@@ -16,8 +16,8 @@ describe('POST /feedback', () => {
   let t: TestApp;
   let requestId: string;
   let otherRequestId: string;
-  const feedbackEvents = async () => (await t.infra.store.readAll()).filter((e) => e.type === 'FeedbackRecorded');
-  const rows = async () => t.infra.ds.query('SELECT * FROM rm_feedback ORDER BY position');
+  const feedbackEvents = async () => (await t.store.readAll()).filter((e) => e.type === 'FeedbackRecorded');
+  const rows = async () => t.ds.query('SELECT * FROM rm_feedback ORDER BY position');
 
   beforeAll(async () => {
     t = await startTestApp('feedback');
@@ -161,7 +161,7 @@ describe('POST /feedback', () => {
   });
 
   it('a database outside the key\'s reach, or missing, is 404 and nothing is recorded', async () => {
-    const { key } = await t.infra.keys.create('default', { databases: ['fbother'] });
+    const { key } = await t.keys.create('default', { databases: ['fbother'] });
     const before = (await feedbackEvents()).length;
     const res = await t.request('POST', '/feedback', { body: { request_id: requestId, feedback: 'x', database: 'fbdb' }, headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(404);
@@ -172,14 +172,14 @@ describe('POST /feedback', () => {
     // the limited key cannot link to a query in a database it cannot reach
     const unlinked = await t.request('POST', '/feedback', { body: { request_id: requestId, feedback: 'x' }, headers: { authorization: `Bearer ${key}` } });
     expect(unlinked.body.data.linked).toBe(false);
-    const other = await t.request('POST', '/feedback', { body: { request_id: requestId, feedback: 'x' }, headers: { authorization: `Bearer ${(await t.infra.keys.create('someone-else')).key}` } });
+    const other = await t.request('POST', '/feedback', { body: { request_id: requestId, feedback: 'x' }, headers: { authorization: `Bearer ${(await t.keys.create('someone-else')).key}` } });
     expect(other.body.data.linked).toBe(false); // another organization's query is unknown
   });
 
   it('rate limit: 100 per minute per organization, then 429 with Retry-After; retrying after the wait succeeds', async () => {
-    const { key } = await t.infra.keys.create('busy-org');
-    const { key: neighbour } = await t.infra.keys.create('quiet-org');
-    const limiter = t.infra.rateLimiter as unknown as { now: () => number };
+    const { key } = await t.keys.create('busy-org');
+    const { key: neighbour } = await t.keys.create('quiet-org');
+    const limiter = t.rateLimiter as unknown as { now: () => number };
     const realNow = limiter.now;
     const windowStart = Math.ceil(Date.now() / 60_000) * 60_000 + 60_000;
     let now = windowStart + 15_000; // 45 seconds left in this window
@@ -205,7 +205,7 @@ describe('POST /feedback', () => {
   it('a storage failure is 500 and records nothing (so a retry cannot duplicate)', async () => {
     const rowsBefore = (await rows()).length;
     const eventsBefore = (await feedbackEvents()).length;
-    const store = t.infra.store;
+    const store = t.store;
     const append = store.append;
     store.append = async () => {
       throw new Error('disk full');
@@ -221,7 +221,7 @@ describe('POST /feedback', () => {
     expect(res.body.error.message).toMatch(/nothing was recorded/);
     expect((await rows()).length).toBe(rowsBefore);
     expect((await feedbackEvents()).length).toBe(eventsBefore);
-    expect(JSON.stringify(await t.infra.store.readAll())).not.toContain('will not be stored');
+    expect(JSON.stringify(await t.store.readAll())).not.toContain('will not be stored');
     const retry = await t.request('POST', '/feedback', { body: { request_id: requestId, feedback: 'will not be stored' } });
     expect(retry.status).toBe(201);
     expect((await rows()).length).toBe(rowsBefore + 1);
@@ -267,10 +267,10 @@ describe('POST /feedback', () => {
   });
 
   it('rebuilding the feedback read model reproduces it exactly', async () => {
-    const before = await t.infra.ds.query('SELECT t::text FROM rm_feedback t ORDER BY feedback_id');
-    await t.infra.runner.rebuild('feedback');
-    expect(await t.infra.ds.query('SELECT t::text FROM rm_feedback t ORDER BY feedback_id')).toEqual(before);
-    const v = await verifyProjection(t.infra.runner, t.infra.ds, t.config.databaseUrl, 'feedback');
+    const before = await t.ds.query('SELECT t::text FROM rm_feedback t ORDER BY feedback_id');
+    await t.runner.rebuild('feedback');
+    expect(await t.ds.query('SELECT t::text FROM rm_feedback t ORDER BY feedback_id')).toEqual(before);
+    const v = await verifyProjection(t.runner, t.ds, t.config.databaseUrl, 'feedback');
     expect(v.equal).toBe(true);
   });
 });

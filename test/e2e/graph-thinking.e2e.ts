@@ -1,4 +1,4 @@
-import { GraphContextService } from '../../apps/api/src/query/graph-context.service';
+import { GraphContextService } from '@crs/api/query/graph-context.service';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 
@@ -71,11 +71,11 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     expect(extra).toHaveLength(1); // m2 only: the link to a knowledge id yields nothing
     expect(thinking.body.data.additional_context[extra[0]]).toMatchObject({ id: 'm2', chunk_uuid: extra[0], chunk_content: expect.stringContaining('payments squad') });
     // The log shows what was disclosed, linked chunks included (auditors replay it).
-    const recorded = (await t.infra.store.readAll()).find((e) => e.type === 'QueryRecorded' && e.data.requestId === thinking.body.meta.request_id);
+    const recorded = (await t.store.readAll()).find((e) => e.type === 'QueryRecorded' && e.data.requestId === thinking.body.meta.request_id);
     expect(recorded!.data.additionalContext).toEqual([{ chunkId: extra[0], itemId: 'm2', linkedFrom: thinking.body.data.chunks[0].chunk_uuid }]);
     const off = await t.request('POST', '/query', { body: { ...body, mode: 'thinking', query_forceful_relations: false } });
     expect(off.body.data.additional_context).toEqual({});
-    expect((await t.infra.store.readAll()).find((e) => e.type === 'QueryRecorded' && e.data.requestId === off.body.meta.request_id)!.data).not.toHaveProperty('additionalContext');
+    expect((await t.store.readAll()).find((e) => e.type === 'QueryRecorded' && e.data.requestId === off.body.meta.request_id)!.data).not.toHaveProperty('additionalContext');
     const fast = await t.request('POST', '/query', { body: { ...body, mode: 'fast', query_forceful_relations: true } });
     expect(fast.status).toBe(200);
     expect(fast.body.data.additional_context).toEqual({});
@@ -125,7 +125,7 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     ) });
     await ingestMemories(t, 'gx', [{ id: 'mz', text: 'Zorblax called yesterday.' }]);
     await waitForStatus(t, 'gx', ['k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'mz']);
-    const [db] = await t.infra.ds.query(`SELECT id FROM rm_databases WHERE name = 'gx'`);
+    const [db] = await t.ds.query(`SELECT id FROM rm_databases WHERE name = 'gx'`);
     const graph = t.app.get(GraphContextService);
     const weights = new Map([['zorblax', 1], ['quintor', 1]]);
     const both = await graph.chunksMentioning(db.id, weights, { stores: ['knowledge', 'memory'] }, 3);
@@ -134,7 +134,7 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     // limit 1: the first cut (4 chunks) holds only knowledge chunks, so the memory is found by a deeper one.
     const memory = await graph.chunksMentioning(db.id, weights, { stores: ['memory'] }, 1);
     expect(memory).toHaveLength(1);
-    const [mz] = await t.infra.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'mz'`, [db.id]);
+    const [mz] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'mz'`, [db.id]);
     expect(memory[0]).toMatchObject({ itemKey: mz.item_key, chunkIndex: 0 });
     expect(memory[0].score).toBeLessThan(both[0].score);
     expect(await graph.chunksMentioning(db.id, weights, { stores: ['memory'], collections: ['elsewhere'] }, 1)).toEqual([]);

@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 
 async function derivedOf(t: TestApp, sourceId: string) {
-  return t.infra.ds.query(`SELECT item_id, status, additional_metadata FROM rm_items WHERE additional_metadata->>'derived_from' = $1 ORDER BY item_id`, [sourceId]);
+  return t.ds.query(`SELECT item_id, status, additional_metadata FROM rm_items WHERE additional_metadata->>'derived_from' = $1 ORDER BY item_id`, [sourceId]);
 }
 
 async function waitDerived(t: TestApp, sourceId: string, n: number) {
@@ -35,7 +35,7 @@ describe('memory inference (offline rules)', () => {
     const derived = await waitDerived(t, 'dlg', 2);
     expect(derived.map((d: any) => d.additional_metadata.inferred_kind)).toEqual(['preference', 'trait']);
     expect(await derivedOf(t, 'raw')).toEqual([]);
-    const ev = (await t.infra.store.readAll()).filter((e) => e.type === 'InferenceCompleted');
+    const ev = (await t.store.readAll()).filter((e) => e.type === 'InferenceCompleted');
     expect(ev).toHaveLength(1);
     expect(ev[0].data).toMatchObject({ model: 'rules-v1', derivedIds: ['dlg::inferred:0', 'dlg::inferred:1'] });
     const list = await t.request('POST', '/context/list', { body: { database: 'inf', type: 'memory' } });
@@ -96,10 +96,10 @@ describe('memory inference through an OpenAI-compatible chat endpoint (fake serv
     const [d] = await waitDerived(t, 'z', 1);
     expect(d.additional_metadata).toMatchObject({ inferred_kind: 'preference', inference_model: 'openai-chat:fake-1' });
     expect(calls).toBe(1);
-    const ev = (await t.infra.store.readAll()).find((e) => e.type === 'InferenceCompleted');
+    const ev = (await t.store.readAll()).find((e) => e.type === 'InferenceCompleted');
     expect(ev!.data.model).toBe('openai-chat:fake-1');
     // A rebuild replays the recorded result: the model is not called again.
-    for (const p of t.infra.runner.readModels) await t.infra.runner.rebuild(p.name);
+    for (const p of t.runner.readModels) await t.runner.rebuild(p.name);
     expect(calls).toBe(1);
     expect((await derivedOf(t, 'z')).length).toBe(1);
   });

@@ -139,7 +139,7 @@ describe('ingest and query through HTTP', () => {
   it('records every query as an event with its results', async () => {
     const q = await t.request('POST', '/query', { body: { database: 'kb', query: 'green tea' } });
     const rid = q.body.meta.request_id;
-    const events = (await t.infra.store.readAll()).filter((e) => e.type === 'QueryRecorded' && e.data.requestId === rid);
+    const events = (await t.store.readAll()).filter((e) => e.type === 'QueryRecorded' && e.data.requestId === rid);
     expect(events).toHaveLength(1);
     expect(events[0].data.results.map((r: any) => r.itemId)).toEqual(q.body.data.chunks.map((c: any) => c.id));
     expect(events[0].data.query).toBe('green tea');
@@ -187,7 +187,7 @@ describe('query knobs really change retrieval', () => {
     await ingestMemories(t, 'k', [{ id: 'old', text: 'Team offsite plans for the spring.' }]);
     await waitForStatus(t, 'k', ['old']);
     // Age the first memory by a year (as if ingested then): its read-model row and index chunk keep their content.
-    await t.infra.ds.query(`UPDATE rm_items SET updated_at = now() - interval '365 days' WHERE item_id = 'old'`);
+    await t.ds.query(`UPDATE rm_items SET updated_at = now() - interval '365 days' WHERE item_id = 'old'`);
     await ingestMemories(t, 'k', [
       { id: 'new', text: 'Team offsite plans for the spring!' },
       { id: 'jazz', text: 'A playlist of saxophone recordings from the fifties.' },
@@ -280,18 +280,18 @@ describe('searchable from graph_creation on, never while queued or processing', 
 
   it('queued and processing (its chunks already in the search index): not returned; graph_creation and completed: returned', async () => {
     // queued: nothing claims it.
-    await t.infra.pipeline.stop();
+    await t.pipeline.stop();
     await ingestMemories(t, 's', [{ id: 'rq', text: 'A quokka gave a xylophone recital at the zoo.' }]);
     expect(await statusOf('rq')).toBe('queued');
     expect(await found('rq')).toEqual([false, false, false, false, false]);
 
     // processing: held once its chunks are in the search index (what a query's engine call finds).
-    const waitFor = t.infra.runner.waitFor.bind(t.infra.runner);
+    const waitFor = t.runner.waitFor.bind(t.runner);
     const indexed = gate();
     const indexRelease = gate();
     const graphing = gate();
     const graphRelease = gate();
-    t.infra.runner.waitFor = async (position, names, timeoutMs) => {
+    t.runner.waitFor = async (position, names, timeoutMs) => {
       const reached = await waitFor(position, names, timeoutMs);
       if (names?.join() === 'search-index,items') {
         indexed.open();
@@ -304,12 +304,12 @@ describe('searchable from graph_creation on, never while queued or processing', 
       return reached;
     };
     try {
-      t.infra.pipeline.start();
+      t.pipeline.start();
       await indexed.opened;
       expect(await statusOf('rq')).toBe('processing');
-      const db = (await t.infra.directory.find('default', 's'))!;
-      const [{ item_key: key }] = await t.infra.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'rq'`, [db.id]);
-      expect(await t.infra.search.index.count((await t.infra.search.indexName(db.id, 'memory'))!, { itemIds: [key] })).toBeGreaterThan(0);
+      const db = (await t.directory.find('default', 's'))!;
+      const [{ item_key: key }] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'rq'`, [db.id]);
+      expect(await t.search.index.count((await t.search.indexName(db.id, 'memory'))!, { itemIds: [key] })).toBeGreaterThan(0);
       expect(await found('rq')).toEqual([false, false, false, false, false]);
 
       // graph_creation: the index stage goes on, the graph stage is held before completed.
@@ -318,7 +318,7 @@ describe('searchable from graph_creation on, never while queued or processing', 
       expect(await statusOf('rq')).toBe('graph_creation');
       expect(await found('rq')).toEqual([true, true, true, true, true]);
     } finally {
-      t.infra.runner.waitFor = waitFor;
+      t.runner.waitFor = waitFor;
       indexRelease.open();
       graphRelease.open();
     }

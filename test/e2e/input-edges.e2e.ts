@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type AddressInfo } from 'node:net';
-import { LATEST_EXPIRY } from '../../libs/domain/src/items/expiry';
-import { streams } from '../../libs/domain/src/streams';
+import { LATEST_EXPIRY } from '@crs/domain/items/expiry';
+import { streams } from '@crs/domain/streams';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 
@@ -17,7 +17,7 @@ describe('input at the edges', () => {
   });
 
   const expiresAt = async (itemId: string) =>
-    (await t.infra.ds.query(`SELECT expires_at FROM rm_items WHERE item_id = $1`, [itemId]))[0]?.expires_at?.toISOString() ?? null;
+    (await t.ds.query(`SELECT expires_at FROM rm_items WHERE item_id = $1`, [itemId]))[0]?.expires_at?.toISOString() ?? null;
 
   it('an expiry_time past year 9999 is accepted and stored as the last storable instant; ingestion goes on for everyone', async () => {
     const res = await ingestMemories(t, 'edges', [
@@ -37,13 +37,13 @@ describe('input at the edges', () => {
   it('a log that already holds an expiry written past year 9999 still replays: the projection stores the last instant', async () => {
     await ingestMemories(t, 'edges', [{ id: 'template', text: 'Template memory.' }]);
     await waitForStatus(t, 'edges', ['template']);
-    const [ingested] = (await t.infra.store.readAll()).filter((e) => e.type === 'ItemIngested' && e.data.itemId === 'template');
+    const [ingested] = (await t.store.readAll()).filter((e) => e.type === 'ItemIngested' && e.data.itemId === 'template');
     // What the service wrote before the bound existed: an expanded year that Postgres cannot store.
     const itemKey = `legacy-${randomUUID()}`;
-    await t.infra.store.append(streams.item(ingested.data.databaseId, itemKey), [
+    await t.store.append(streams.item(ingested.data.databaseId, itemKey), [
       { type: 'ItemIngested', data: { ...ingested.data, itemKey, itemId: 'legacy-far', expiresAt: '+010002-12-16T05:11:51.420Z' }, metadata: { ...ingested.metadata, eventId: randomUUID() } },
     ]);
-    expect(await t.infra.runner.waitFor(await t.infra.store.headPosition(), ['items'], 10_000)).toBe(true);
+    expect(await t.runner.waitFor(await t.store.headPosition(), ['items'], 10_000)).toBe(true);
     expect(await expiresAt('legacy-far')).toBe(LATEST_EXPIRY);
     await ingestMemories(t, 'edges', [{ id: 'after-legacy', text: 'Ingested after the legacy event.' }]);
     await waitForStatus(t, 'edges', ['after-legacy']);
@@ -55,7 +55,7 @@ describe('input at the edges', () => {
     expect(query.body).toMatchObject({ success: false, error: { code: 'INVALID_INPUT', message: expect.stringContaining('body.query contains the NUL character') } });
     const q = await t.request('POST', '/query', { body: { database: 'edges', query: 'ocelot colony' } });
     const requestId = q.body.meta.request_id;
-    const eventsBefore = (await t.infra.store.readAll()).length;
+    const eventsBefore = (await t.store.readAll()).length;
     for (const body of [{ request_id: requestId, feedback: 'bad \u0000 char' }, { request_id: requestId, feedback: 'ok', metadata: { k: '\u0000' } }]) {
       const res = await t.request('POST', '/feedback', { body });
       expect(res.status).toBe(400);
@@ -72,7 +72,7 @@ describe('input at the edges', () => {
     const byMeta = await ingestMemories(t, 'edges', [{ id: 'nul-meta', text: 'x', additional_metadata: { thread: 'a\u0000b' } }]);
     expect(byMeta.status).toBe(400);
     expect(byMeta.body.error.message).toContain('memories[0].additional_metadata.thread');
-    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    expect((await t.store.readAll()).length).toBe(eventsBefore);
     // Content is stored as bytes: a NUL inside a memory's text is kept, as before.
     const inText = await ingestMemories(t, 'edges', [{ id: 'nul-text', text: 'before\u0000after the ocelot' }]);
     expect(inText.status).toBe(200);
@@ -80,7 +80,7 @@ describe('input at the edges', () => {
   });
 
   it('a body of a content type the endpoint does not take is 415 UNSUPPORTED_MEDIA_TYPE naming both, and changes nothing', async () => {
-    const eventsBefore = (await t.infra.store.readAll()).length;
+    const eventsBefore = (await t.store.readAll()).length;
     const json = await t.request('POST', '/context/ingest', { body: { type: 'memory', database: 'edges', memories: [{ text: 'x' }] } });
     expect(json.status).toBe(415);
     expect(json.body).toMatchObject({ success: false, error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'this endpoint takes multipart/form-data, not application/json' } });
@@ -91,14 +91,14 @@ describe('input at the edges', () => {
       const form = await postMultipart(t, url, { database: 'edges', query: 'x', memories: '[{"text":"x"}]' });
       expect([url, form.status, form.body.error]).toEqual([url, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'this endpoint takes application/json, not multipart/form-data' }]);
     }
-    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    expect((await t.store.readAll()).length).toBe(eventsBefore);
     // Bodiless calls without a Content-Type still work (the SDK sends those).
     const bodiless = await t.app.inject({ method: 'POST', url: '/webhooks/indexing/test', headers: { authorization: `Bearer ${t.key}` } });
     expect(bodiless.statusCode).toBe(404); // no webhook registered: reached the handler
   });
 
   it('hostile JSON is 400 before any work: nesting past 64 levels, more than 1000 fields, unpaired surrogates, NUL in a path', async () => {
-    const eventsBefore = (await t.infra.store.readAll()).length;
+    const eventsBefore = (await t.store.readAll()).length;
     const raw = async (url: string, payload: string, method: 'POST' | 'PATCH' = 'POST') =>
       t.app.inject({ method, url, payload, headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } });
     const deep = await raw('/databases', '['.repeat(10_000) + ']'.repeat(10_000));
@@ -124,7 +124,7 @@ describe('input at the edges', () => {
     const inPath = await raw('/context/%00/metadata', '{"database":"edges","title":"t"}', 'PATCH');
     expect(inPath.statusCode).toBe(400);
     expect(inPath.json().error.message).toContain('contains the NUL character');
-    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    expect((await t.store.readAll()).length).toBe(eventsBefore);
     expect((await t.request('GET', '/health')).status).toBe(200);
     const atLimits = await t.request('POST', '/query', { body: { database: 'edges', query: 'x', metadata_filters: { additional_metadata: { ...Object.fromEntries(Array.from({ length: 99 }, (_, i) => [`k${i}`, 'v'])), k: Array.from({ length: 1000 }, (_, i) => `v${i}`) } } } });
     expect(atLimits.status).toBe(200);
@@ -171,7 +171,7 @@ describe('input at the edges', () => {
     });
     expect([cut.statusCode, cut.json().error.message]).toEqual([400, 'the multipart body ended before its closing boundary (cut short?); nothing was stored']);
     // Nothing of it in the log (the inferences of the test before may still be appending their own events meanwhile).
-    expect((await t.infra.store.readAll()).filter((e) => JSON.stringify(e.data).includes('cut-1'))).toEqual([]);
+    expect((await t.store.readAll()).filter((e) => JSON.stringify(e.data).includes('cut-1'))).toEqual([]);
     // A quoted boundary, the body whole (with an epilogue): accepted.
     const whole = await t.app.inject({
       method: 'POST',
@@ -299,7 +299,7 @@ describe('input at the edges', () => {
       expect(res.json()).toMatchObject({ success: false, data: null, error: { message: `field ${name} is larger than 25 MiB` }, meta: { request_id: expect.any(String) } });
       expect(res.headers.connection).toBe('close');
     }
-    expect((await t.infra.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE item_id LIKE 'huge-%'`))[0].n).toBe(0);
+    expect((await t.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE item_id LIKE 'huge-%'`))[0].n).toBe(0);
     // Just under the limit it is read (and here refused for what it holds, not for its size).
     const under = await send('/context/ingest', 'memories', `"${'x'.repeat(25 * 1024 * 1024 - 3)}"`, true);
     expect([under.statusCode, under.json().error.code]).toEqual([400, 'INVALID_INPUT']);
@@ -343,7 +343,7 @@ describe('input at the edges', () => {
     expect([byWrongName.status, byWrongName.body.error.message]).toEqual([400, expect.stringContaining('file_metadata names no uploaded file: "A.txt" (files: "a.txt"')]);
     const tooFew = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', document_metadata: JSON.stringify([{ id: 'x1', acl: ['ceo@x.com'] }]) }, [file('one.txt'), file('two.txt')]);
     expect([tooFew.status, tooFew.body.error.message]).toEqual([400, expect.stringContaining('file metadata has 1 entries for 2 file(s)')]);
-    expect((await t.infra.store.readAll()).filter((e) => /secretdoc|"x1"|one\.txt|two\.txt/.test(JSON.stringify(e.data)))).toEqual([]);
+    expect((await t.store.readAll()).filter((e) => /secretdoc|"x1"|one\.txt|two\.txt/.test(JSON.stringify(e.data)))).toEqual([]);
     const paired = await postMultipart(t, '/context/ingest', { type: 'knowledge', database: 'edges', file_metadata: JSON.stringify({ 'a.txt': { id: 'paired-doc', acl: ['ceo@x.com'] } }) }, [file('a.txt'), file('b.txt')]);
     expect(paired.status).toBe(200);
     expect(paired.body.data.results.map((r: any) => r.id)).toContain('paired-doc');

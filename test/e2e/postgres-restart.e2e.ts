@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnService, type ServiceHandle } from '../../bench/lib/service';
+import { spawnService, type ServiceHandle } from '@crs/bench/lib/service';
 
 /**
  * The embedded Postgres killed under a running service (OOM killer, an operator's kill -9): the service starts it

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { PresignedUrls } from '../../apps/api/src/context/presigned-urls';
+import { PresignedUrls } from '@crs/api/context/presigned-urls';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -132,15 +132,15 @@ describe('presigned content URLs', () => {
   });
 
   it('revoking the key that made it revokes it, and so does a key that no longer reaches the database', async () => {
-    const { key, record } = await t.infra.keys.create('default', { databases: ['pre'] });
+    const { key, record } = await t.keys.create('default', { databases: ['pre'] });
     const url = await urlOf('note', '', { authorization: `Bearer ${key}` });
     expect((await fetchUrl(url)).status).toBe(200);
-    await t.infra.keys.revoke(record.prefix);
+    await t.keys.revoke(record.prefix);
     expect(refused(await fetchUrl(url))).toEqual([403, 'PRESIGNED_URL_REVOKED']);
     // A key's reach is fixed when made; one limited to a database that is gone and made again does not reach the new one.
-    const limited = await t.infra.keys.create('default', { databases: ['pre'] });
+    const limited = await t.keys.create('default', { databases: ['pre'] });
     const other = await urlOf('note', '', { authorization: `Bearer ${limited.key}` });
-    await t.infra.ds.query(`UPDATE api_keys SET databases = ARRAY['elsewhere'] WHERE prefix = $1`, [limited.record.prefix]);
+    await t.ds.query(`UPDATE api_keys SET databases = ARRAY['elsewhere'] WHERE prefix = $1`, [limited.record.prefix]);
     expect(refused(await fetchUrl(other))).toEqual([403, 'PRESIGNED_URL_REVOKED']);
   });
 

@@ -1,5 +1,5 @@
-import { streams } from '../../libs/domain/src/streams';
-import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
+import { streams } from '@crs/domain/streams';
+import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -17,16 +17,16 @@ describe('query record retention', () => {
     const id = res.body.meta.request_id as string;
     // The record is appended before the answer; its read-model row follows within moments.
     const deadline = Date.now() + 10_000;
-    while (!(await t.infra.ds.query('SELECT 1 FROM rm_queries WHERE request_id = $1', [id])).length) {
+    while (!(await t.ds.query('SELECT 1 FROM rm_queries WHERE request_id = $1', [id])).length) {
       if (Date.now() > deadline) throw new Error(`query ${id} was not recorded in time`);
       await new Promise((r) => setTimeout(r, 20));
     }
     return id;
   };
   const recorded = async (requestId: string) => {
-    const [row] = await t.infra.ds.query('SELECT 1 FROM rm_queries WHERE request_id = $1', [requestId]);
-    const databaseId = (await t.infra.directory.find('default', 'retained'))!.id;
-    const events = await t.infra.store.readStream(streams.query(databaseId, requestId));
+    const [row] = await t.ds.query('SELECT 1 FROM rm_queries WHERE request_id = $1', [requestId]);
+    const databaseId = (await t.directory.find('default', 'retained'))!.id;
+    const events = await t.store.readStream(streams.query(databaseId, requestId));
     return { row: Boolean(row), events: events.length };
   };
 
@@ -48,7 +48,7 @@ describe('query record retention', () => {
     expect(await recorded(old)).toEqual({ row: true, events: 1 });
 
     // A pass at a time within the retention removes nothing.
-    expect(await t.infra.queryRetention.runOnce(Date.now() + 6 * DAY)).toBe(0);
+    expect(await t.queryRetention.runOnce(Date.now() + 6 * DAY)).toBe(0);
     expect(await recorded(old)).toEqual({ row: true, events: 1 });
 
     await new Promise((r) => setTimeout(r, 20));
@@ -56,18 +56,18 @@ describe('query record retention', () => {
     await new Promise((r) => setTimeout(r, 20));
     const young = await ask('shallows');
     // Seven days after `between`: the first two queries are past the retention, the last one is not.
-    expect(await t.infra.queryRetention.runOnce(between + 7 * DAY)).toBe(1);
+    expect(await t.queryRetention.runOnce(between + 7 * DAY)).toBe(1);
     expect(await recorded(old)).toEqual({ row: false, events: 0 });
     expect(await recorded(withFeedback)).toEqual({ row: true, events: 1 });
     expect(await recorded(young)).toEqual({ row: true, events: 1 });
 
     // The read model rebuilt from the log is the live one: the removed record is gone from both.
-    const verdict = await verifyProjection(t.infra.runner, t.infra.ds, t.config.databaseUrl, 'queries');
+    const verdict = await verifyProjection(t.runner, t.ds, t.config.databaseUrl, 'queries');
     expect(verdict).toMatchObject({ equal: true });
   });
 
   it('keeps every record when the retention is 0', async () => {
-    const keepAll = new (t.infra.queryRetention.constructor as any)(t.infra.ds, t.infra.store, { info() {}, error() {} }, { retentionMs: 0, everyMs: 1000 });
+    const keepAll = new (t.queryRetention.constructor as any)(t.ds, t.store, { info() {}, error() {} }, { retentionMs: 0, everyMs: 1000 });
     const id = await ask('heron');
     expect(await keepAll.runOnce(Date.now() + 400 * DAY)).toBe(0);
     expect(await recorded(id)).toEqual({ row: true, events: 1 });

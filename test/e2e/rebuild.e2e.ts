@@ -1,7 +1,7 @@
-import { CachedEmbedder, PostgresEmbeddingCache, VectorSpaces, type Embedder } from '../../libs/embeddings/src';
-import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
-import { rebuildSearchIndex, serialize, snapshotSearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
+import { CachedEmbedder, PostgresEmbeddingCache, VectorSpaces, type Embedder } from '@crs/embeddings';
+import { verifyProjection } from '@crs/persistence/projection-verifier';
+import { rebuildSearchIndex, serialize, snapshotSearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 
@@ -15,7 +15,7 @@ class ForbiddenEmbedder implements Embedder {
 
 async function tables(t: TestApp): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
-  for (const p of t.infra.runner.readModels) for (const table of p.tables) out[table] = (await t.infra.ds.query(`SELECT x::text AS r FROM ${table} x ORDER BY 1`)).map((r: any) => r.r);
+  for (const p of t.runner.readModels) for (const table of p.tables) out[table] = (await t.ds.query(`SELECT x::text AS r FROM ${table} x ORDER BY 1`)).map((r: any) => r.r);
   return out;
 }
 
@@ -52,41 +52,41 @@ describe('a scripted workload rebuilds to identical read models and search index
     await t.request('DELETE', '/databases?database=beta');
     // Let every projection and processor settle.
     for (let i = 0; i < 200; i++) {
-      const status = await t.infra.runner.status();
-      const gone = (await t.infra.ds.query(`SELECT count(*)::int AS n FROM rm_databases WHERE name = 'beta'`))[0].n === 0;
-      const collGone = (await t.infra.ds.query(`SELECT count(*)::int AS n FROM rm_collections WHERE name = 'temp'`))[0].n === 0;
+      const status = await t.runner.status();
+      const gone = (await t.ds.query(`SELECT count(*)::int AS n FROM rm_databases WHERE name = 'beta'`))[0].n === 0;
+      const collGone = (await t.ds.query(`SELECT count(*)::int AS n FROM rm_collections WHERE name = 'temp'`))[0].n === 0;
       if (gone && collGone && status.every((s) => s.lag === 0)) break;
       await new Promise((r) => setTimeout(r, 50));
     }
 
     const q = await t.request('POST', '/query', { body: { database: 'alpha', collection: 'temp', query: 'collection content that must vanish' } });
     expect(q.body.data.chunks).toEqual([]);
-    await t.infra.runner.waitFor(await t.infra.store.headPosition(), undefined, 5000);
+    await t.runner.waitFor(await t.store.headPosition(), undefined, 5000);
 
     // Deletion is real: no trace of the deleted content in the log, the read models or the index.
-    const log = JSON.stringify((await t.infra.store.readAll()).filter((e) => e.type !== 'QueryRecorded'));
+    const log = JSON.stringify((await t.store.readAll()).filter((e) => e.type !== 'QueryRecorded'));
     expect(log).not.toMatch(/OKAPI-MARKER|ZEBRA-MARKER/);
     const before = await tables(t);
     expect(JSON.stringify(before)).not.toMatch(/OKAPI-MARKER|ZEBRA-MARKER/);
-    const indexBefore = await snapshotSearchIndex(t.infra.search);
+    const indexBefore = await snapshotSearchIndex(t.search);
     expect(JSON.stringify(Object.values(indexBefore).flat().map((d) => d.text))).not.toMatch(/OKAPI-MARKER|ZEBRA-MARKER/);
     expect(Object.keys(indexBefore)).toHaveLength(2); // alpha's two stores only
 
     // Verify (shadow schema) says equal; rebuild reproduces identical tables.
-    for (const p of t.infra.runner.readModels) {
-      const v = await verifyProjection(t.infra.runner, t.infra.ds, t.config.databaseUrl, p.name);
+    for (const p of t.runner.readModels) {
+      const v = await verifyProjection(t.runner, t.ds, t.config.databaseUrl, p.name);
       expect({ name: p.name, equal: v.equal, diff: v.firstDifference }).toEqual({ name: p.name, equal: true, diff: undefined });
-      await t.infra.runner.rebuild(p.name);
+      await t.runner.rebuild(p.name);
     }
     expect(await tables(t)).toEqual(before);
 
     // Search index: a new generation from the log, vectors from the cache only.
-    const cache = new PostgresEmbeddingCache(t.infra.pool);
-    const noModel = new CachedEmbedder(new ForbiddenEmbedder(t.infra.embedder.modelId, t.infra.embedder.dimensions), cache);
-    const r = await rebuildSearchIndex(t.infra.store, t.infra.search, new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, new VectorSpaces(noModel)));
+    const cache = new PostgresEmbeddingCache(t.pool);
+    const noModel = new CachedEmbedder(new ForbiddenEmbedder(t.embedder.modelId, t.embedder.dimensions), cache);
+    const r = await rebuildSearchIndex(t.store, t.search, new SearchIndexSubscriber(t.ds, t.search, t.blobs, new VectorSpaces(noModel)));
     expect(r.indexes).toBe(2);
-    const indexAfter = await snapshotSearchIndex(t.infra.search);
-    const names = (await t.infra.search.all()).map((e) => e.indexName);
+    const indexAfter = await snapshotSearchIndex(t.search);
+    const names = (await t.search.all()).map((e) => e.indexName);
     expect(names.every((n) => n.endsWith('_g2'))).toBe(true);
     for (const key of Object.keys(indexBefore)) expect(indexAfter[key].map(serialize)).toEqual(indexBefore[key].map(serialize));
     expect(Object.values(indexAfter).flat().map((d) => d.text).sort()).toEqual([expect.stringContaining('Ada Lovelace'), expect.stringContaining('compilers'), expect.stringContaining('Linear types')].sort());

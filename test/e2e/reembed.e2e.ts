@@ -1,9 +1,9 @@
 import { crsWith } from '../support/crs';
-import { DatabaseCommands } from '../../apps/api/src/databases/database-commands';
-import { createEmbedder, PostgresEmbeddingCache, VectorSpaces } from '../../libs/embeddings/src';
-import { rebuildSearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
-import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
+import { DatabaseCommands } from '@crs/api/databases/database-commands';
+import { createEmbedder, PostgresEmbeddingCache, VectorSpaces } from '@crs/embeddings';
+import { rebuildSearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
+import { indexNameFor } from '@crs/projections/search-index/search-catalog';
 import { FakeOpenAiServer } from '../integration/embedder.fake-openai-server';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -31,9 +31,9 @@ describe('crs databases reembed', () => {
   const fakeEnv = () => ({ EMBEDDINGS_PROVIDER: 'openai', EMBEDDINGS_URL: fake.baseUrl, EMBEDDINGS_MODEL: 'fake-embed', EMBEDDINGS_DIMENSIONS: '16' });
   const stats = async () => (await t.request('GET', '/databases/stats?database=rdb')).body.data ?? (await t.request('GET', '/databases/stats?database=rdb')).body;
   const vectorsOf = async () => {
-    const db = (await t.infra.directory.find('default', 'rdb'))!;
-    const name = (await t.infra.search.indexName(db.id, 'memory'))!;
-    return { name, docs: await t.infra.search.index.listChunks(name, { limit: 100, offset: 0 }) };
+    const db = (await t.directory.find('default', 'rdb'))!;
+    const name = (await t.search.indexName(db.id, 'memory'))!;
+    return { name, docs: await t.search.index.listChunks(name, { limit: 100, offset: 0 }) };
   };
 
   it('moves the database to another embedder, requeues what errored for the mismatch, and back', async () => {
@@ -44,7 +44,7 @@ describe('crs databases reembed', () => {
     ];
     await ingestMemories(t, 'rdb', memories);
     await waitForStatus(t, 'rdb', ['m1', 'm2', 'm3']);
-    const glove = t.infra.embedder.modelId;
+    const glove = t.embedder.modelId;
     const before = await vectorsOf();
 
     const first = await crs(fakeEnv(), 'databases', 'reembed', 'rdb');
@@ -92,7 +92,7 @@ describe('crs databases reembed', () => {
     // Running it again is a no-op; both changes are in the log.
     const third = await crs({}, 'databases', 'reembed', 'rdb');
     expect(third.out.join('\n')).toContain('nothing to do');
-    const changes = (await t.infra.store.readAll()).filter((e) => e.type === 'DatabaseEmbedderChanged');
+    const changes = (await t.store.readAll()).filter((e) => e.type === 'DatabaseEmbedderChanged');
     expect(changes.map((e) => [e.data.previous.modelId, e.data.embedder.modelId])).toEqual([
       [glove, 'openai-compatible:fake-embed:16d'],
       ['openai-compatible:fake-embed:16d', glove],
@@ -129,12 +129,12 @@ describe('crs databases reembed, resumed after a kill', () => {
 
   it('keeps every other database indexing, answers queries meanwhile, and finishes when run again', async () => {
     const glove = { modelId: createEmbedder({}).modelId, dimensions: 100 };
-    const fakeSpace = { modelId: t.infra.embedder.modelId, dimensions: 16 };
+    const fakeSpace = { modelId: t.embedder.modelId, dimensions: 16 };
     const commands = t.app.get(DatabaseCommands);
     const ctx = { orgId: 'default', actor: 'test' };
     const { databaseId } = await commands.create(ctx, 'stuck', [], glove);
-    for (let i = 0; i < 400 && (await t.infra.search.all()).filter((e) => e.databaseId === databaseId).length < 2; i++) await new Promise((r) => setTimeout(r, 25));
-    expect((await t.infra.search.all()).filter((e) => e.databaseId === databaseId).map((e) => e.dimensions)).toEqual([100, 100]);
+    for (let i = 0; i < 400 && (await t.search.all()).filter((e) => e.databaseId === databaseId).length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    expect((await t.search.all()).filter((e) => e.databaseId === databaseId).map((e) => e.dimensions)).toEqual([100, 100]);
     // Before the change: this service's model is not the database's, its memory errors and waits for the re-embed.
     await ingestMemories(t, 'stuck', [{ id: 'early', text: 'The kestrel nests on the old water tower.' }]);
     await waitForStatus(t, 'stuck', ['early'], ['errored']);
@@ -159,7 +159,7 @@ describe('crs databases reembed, resumed after a kill', () => {
     const after = await t.request('POST', '/query', { body: { database: 'stuck', query: 'kestrel tower', max_results: 10 } });
     expect(ids(after).sort()).toEqual(['early', 'late']);
     expect(after.body.data.chunks.some((c: any) => c.scores?.vector > 0)).toBe(true);
-    const entries = (await t.infra.search.all()).filter((e) => e.databaseId === databaseId);
+    const entries = (await t.search.all()).filter((e) => e.databaseId === databaseId);
     expect(entries.map((e) => [e.modelId, e.dimensions])).toEqual([[fakeSpace.modelId, 16], [fakeSpace.modelId, 16]]);
 
     expect((await crs(fakeEnv(), 'databases', 'reembed', 'stuck')).out.join('\n')).toContain('nothing to do');
@@ -168,22 +168,22 @@ describe('crs databases reembed, resumed after a kill', () => {
   });
 
   it('a re-embed killed after its swap (before its last replays and the record) is rebuilt again by the next run', async () => {
-    const db = (await t.infra.directory.find('default', 'bystander'))!;
-    const cache = new PostgresEmbeddingCache(t.infra.pool);
+    const db = (await t.directory.find('default', 'bystander'))!;
+    const cache = new PostgresEmbeddingCache(t.pool);
     const glove = createEmbedder({ cache });
     // The run's rebuild and swap into GloVe, then killed: the generation it replaced is still there, nothing recorded.
     const spaces = new VectorSpaces(glove, cache);
-    await rebuildSearchIndex(t.infra.store, t.infra.search, new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, spaces), undefined, { databaseId: db.id, space: { modelId: glove.modelId, dimensions: glove.dimensions } });
-    const swapped = (await t.infra.search.all()).filter((e) => e.databaseId === db.id);
-    for (const e of swapped) await t.infra.search.index.createIndex(indexNameFor(db.id, e.store, e.generation - 1), { dimensions: 16 });
+    await rebuildSearchIndex(t.store, t.search, new SearchIndexSubscriber(t.ds, t.search, t.blobs, spaces), undefined, { databaseId: db.id, space: { modelId: glove.modelId, dimensions: glove.dimensions } });
+    const swapped = (await t.search.all()).filter((e) => e.databaseId === db.id);
+    for (const e of swapped) await t.search.index.createIndex(indexNameFor(db.id, e.store, e.generation - 1), { dimensions: 16 });
 
     const resumed = await crs({}, 'databases', 'reembed', 'bystander');
     expect(resumed.out.join('\n')).toMatch(new RegExp(`-> ${glove.modelId} \\(100\\); rebuilt 2 index\\(es\\)`));
     for (const e of swapped) {
-      expect(await t.infra.search.index.indexExists(indexNameFor(db.id, e.store, e.generation - 1))).toBe(false);
-      expect(await t.infra.search.index.indexExists(e.indexName)).toBe(false); // replaced by the run that finished
+      expect(await t.search.index.indexExists(indexNameFor(db.id, e.store, e.generation - 1))).toBe(false);
+      expect(await t.search.index.indexExists(e.indexName)).toBe(false); // replaced by the run that finished
     }
-    expect((await t.infra.search.all()).filter((e) => e.databaseId === db.id).map((e) => [e.modelId, e.generation])).toEqual(swapped.map((e) => [glove.modelId, e.generation + 1]));
+    expect((await t.search.all()).filter((e) => e.databaseId === db.id).map((e) => [e.modelId, e.generation])).toEqual(swapped.map((e) => [glove.modelId, e.generation + 1]));
     expect((await crs({}, 'databases', 'reembed', 'bystander')).out.join('\n')).toContain('nothing to do');
   });
 });

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { HydraDBClient } from '@hydradb/sdk';
-import { configFromEnv } from '../../apps/api/src/config';
+import { configFromEnv } from '@crs/config';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -83,7 +83,7 @@ describe('@hydradb/sdk webhooks and transport', () => {
     // Two fit the window; the third got a 429 with Retry-After, which the SDK honoured before retrying.
     expect(statuses).toEqual([201, 201, 201]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-    const rows = await t.infra.ds.query(`SELECT count(*)::int AS n FROM rm_feedback`);
+    const rows = await t.ds.query(`SELECT count(*)::int AS n FROM rm_feedback`);
     expect(rows[0].n).toBe(3);
   });
 });

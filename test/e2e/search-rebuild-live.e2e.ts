@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { connect } from '@lancedb/lancedb';
 import { crs } from '../support/crs';
-import { indexNameFor } from '../../apps/worker/src/search/search-catalog';
-import { replayTail, verifySearchIndex } from '../../apps/worker/src/search/search-index-rebuild';
-import { SearchIndexSubscriber } from '../../apps/worker/src/search/search-index.subscriber';
+import { indexNameFor } from '@crs/projections/search-index/search-catalog';
+import { replayTail, verifySearchIndex } from '@crs/projections/search-index/search-index-rebuild';
+import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 
@@ -60,26 +60,26 @@ describe('search-index rebuild while the service ingests', () => {
     await t.createDatabase('moving');
     await ingestMemories(t, 'moving', [{ id: 'mv1', text: 'A memory whose live chunk differs from the log.' }]);
     await waitForStatus(t, 'moving', ['mv1']);
-    const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'mv1'`);
-    const index = (await t.infra.search.indexName(databaseId, 'memory'))!;
-    const [chunk] = (await t.infra.search.index.listChunks(index, { limit: 1000 })).filter((d) => d.text.includes('differs from the log'));
-    await t.infra.search.index.upsert(index, [{ ...chunk, text: `${chunk.text} (edited behind the log's back)` }]);
-    const subscriber = new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, t.infra.vectorSpaces);
+    const [{ database_id: databaseId }] = await t.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'mv1'`);
+    const index = (await t.search.indexName(databaseId, 'memory'))!;
+    const [chunk] = (await t.search.index.listChunks(index, { limit: 1000 })).filter((d) => d.text.includes('differs from the log'));
+    await t.search.index.upsert(index, [{ ...chunk, text: `${chunk.text} (edited behind the log's back)` }]);
+    const subscriber = new SearchIndexSubscriber(t.ds, t.search, t.blobs, t.vectorSpaces);
     try {
       // Writes arriving: every look at the head finds 5 more positions (none of them the search index's).
-      const real = t.infra.store;
+      const real = t.store;
       let heads = 0;
       const moving = new Proxy(real, { get: (o, k) => (k === 'headPosition' ? async () => (await real.headPosition()) + 5 * ++heads : Reflect.get(o, k)) });
-      const unsettled = await verifySearchIndex(moving, t.infra.search, subscriber, { behindWaitMs: 300 });
+      const unsettled = await verifySearchIndex(moving, t.search, subscriber, { behindWaitMs: 300 });
       expect({ equal: unsettled.equal, unsettled: unsettled.unsettled, index: unsettled.firstDifference?.index }).toEqual({ equal: false, unsettled: { appended: 5 }, index: `${databaseId}/memory` });
       expect(heads).toBe(6); // three comparisons, each with its own look before and after
       // A quiet log: the same difference is a fault, said once.
-      const quiet = await verifySearchIndex(t.infra.store, t.infra.search, subscriber);
+      const quiet = await verifySearchIndex(t.store, t.search, subscriber);
       expect({ equal: quiet.equal, unsettled: quiet.unsettled }).toEqual({ equal: false, unsettled: undefined });
     } finally {
-      await t.infra.search.index.upsert(index, [chunk]);
+      await t.search.index.upsert(index, [chunk]);
     }
-    expect((await verifySearchIndex(t.infra.store, t.infra.search, subscriber)).equal).toBe(true);
+    expect((await verifySearchIndex(t.store, t.search, subscriber)).equal).toBe(true);
   });
 
   it('verify compares only once the live index has handled the log, and says so instead of DIFFERENT when it has not', async () => {
@@ -87,14 +87,14 @@ describe('search-index rebuild while the service ingests', () => {
     await ingestMemories(t, 'lagging', [{ id: 'l1', text: 'A memory the live index has not handled yet.' }]);
     await waitForStatus(t, 'lagging', ['l1']);
     // The live processor as a stopped service leaves it: its checkpoint before everything.
-    const stopped = new Proxy(t.infra.search, { get: (o, k) => (k === 'indexedTo' ? async () => 0 : Reflect.get(o, k)) });
-    const subscriber = new SearchIndexSubscriber(t.infra.ds, t.infra.search, t.infra.blobs, t.infra.vectorSpaces);
-    const behind = await verifySearchIndex(t.infra.store, stopped, subscriber, { behindWaitMs: 300 });
-    const first = (await t.infra.store.readAll()).find((e) => subscriber.handles.includes(e.type as never))!;
+    const stopped = new Proxy(t.search, { get: (o, k) => (k === 'indexedTo' ? async () => 0 : Reflect.get(o, k)) });
+    const subscriber = new SearchIndexSubscriber(t.ds, t.search, t.blobs, t.vectorSpaces);
+    const behind = await verifySearchIndex(t.store, stopped, subscriber, { behindWaitMs: 300 });
+    const first = (await t.store.readAll()).find((e) => subscriber.handles.includes(e.type as never))!;
     expect(behind).toMatchObject({ equal: false, indexes: [], behind: { indexedTo: 0, pending: first.position } });
     expect(behind.firstDifference).toBeUndefined();
     // The running service's own checkpoint: compared, equal.
-    const verified = await verifySearchIndex(t.infra.store, t.infra.search, subscriber);
+    const verified = await verifySearchIndex(t.store, t.search, subscriber);
     expect({ equal: verified.equal, behind: verified.behind }).toEqual({ equal: true, behind: undefined });
   });
 
@@ -102,8 +102,8 @@ describe('search-index rebuild while the service ingests', () => {
     await t.createDatabase('twice');
     await ingestMemories(t, 'twice', [{ id: 'w1', text: 'A memory that was stored twice.' }]);
     await waitForStatus(t, 'twice', ['w1']);
-    const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'w1'`);
-    const live = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
+    const [{ database_id: databaseId }] = await t.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'w1'`);
+    const live = (await t.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
     const db = await connect(join(t.config.dataDir, 'lancedb'));
     const table = await db.openTable(live.indexName);
     await table.add(await table.query().toArrow());
@@ -121,14 +121,14 @@ describe('search-index rebuild while the service ingests', () => {
     await t.createDatabase('ghost');
     await ingestMemories(t, 'ghost', [{ id: 'ghost-1', text: 'A memory deleted while a rebuild replayed it.' }]);
     await waitForStatus(t, 'ghost', ['ghost-1']);
-    const [{ database_id: databaseId, item_key: itemKey }] = await t.infra.ds.query(`SELECT database_id, item_key FROM rm_items WHERE item_id = 'ghost-1'`);
-    const entry = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
+    const [{ database_id: databaseId, item_key: itemKey }] = await t.ds.query(`SELECT database_id, item_key FROM rm_items WHERE item_id = 'ghost-1'`);
+    const entry = (await t.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
     const index = entry.indexName;
-    const chunksOf = async () => (await t.infra.search.index.listChunks(index, { limit: 1000, offset: 0 })).filter((d) => d.itemId === itemKey).length;
-    const chunked = (await t.infra.store.readAll()).find((e) => e.type === 'ItemChunked' && e.data.itemKey === itemKey)!;
+    const chunksOf = async () => (await t.search.index.listChunks(index, { limit: 1000, offset: 0 })).filter((d) => d.itemId === itemKey).length;
+    const chunked = (await t.store.readAll()).find((e) => e.type === 'ItemChunked' && e.data.itemKey === itemKey)!;
     // The replay's engine write waits until the service has deleted the item (read model, then index): the order in
     // which a write of the rebuild's last pass can land after the service's delete.
-    const live = t.infra.search;
+    const live = t.search;
     let deleted = false;
     const index_ = new Proxy(live.index, {
       get: (o, k) =>
@@ -145,8 +145,8 @@ describe('search-index rebuild while the service ingests', () => {
           : Reflect.get(o, k),
     });
     const catalog = new Proxy(live, { get: (o, k) => (k === 'index' ? index_ : Reflect.get(o, k)) });
-    const subscriber = new SearchIndexSubscriber(t.infra.ds, catalog, t.infra.blobs, t.infra.vectorSpaces);
-    await replayTail(t.infra.store, subscriber, async (db, store) => (db === databaseId && store === 'memory' ? { name: index, modelId: entry.modelId, dimensions: entry.dimensions } : null), chunked.position - 1);
+    const subscriber = new SearchIndexSubscriber(t.ds, catalog, t.blobs, t.vectorSpaces);
+    await replayTail(t.store, subscriber, async (db, store) => (db === databaseId && store === 'memory' ? { name: index, modelId: entry.modelId, dimensions: entry.dimensions } : null), chunked.position - 1);
     expect(deleted).toBe(true);
     expect(await chunksOf()).toBe(0);
   });
@@ -168,36 +168,36 @@ describe('search-index rebuild while the service ingests', () => {
     await t.createDatabase('gens');
     await ingestMemories(t, 'gens', [{ id: 'g1', text: 'Generation test memory.' }]);
     await waitForStatus(t, 'gens', ['g1']);
-    const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'g1'`);
-    const entry = async () => (await t.infra.search.all()).find((e) => e.store === 'memory' && e.databaseId === databaseId)!;
+    const [{ database_id: databaseId }] = await t.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 'g1'`);
+    const entry = async () => (await t.search.all()).find((e) => e.store === 'memory' && e.databaseId === databaseId)!;
     expect((await crs(t, 'projections', 'rebuild', 'search-index')).code).toBe(0);
     const live = await entry();
     // What a rebuild killed after its swap leaves: the generation before the live one.
     const stray = indexNameFor(databaseId, 'memory', live.generation - 1);
-    await t.infra.search.index.createIndex(stray, { dimensions: live.dimensions });
+    await t.search.index.createIndex(stray, { dimensions: live.dimensions });
     expect((await crs(t, 'projections', 'rebuild', 'search-index')).code).toBe(0);
-    expect(await t.infra.search.index.indexExists(stray)).toBe(false);
+    expect(await t.search.index.indexExists(stray)).toBe(false);
     // What a rebuild killed before its swap leaves: the next generation; the database's deletion drops it too.
     const next = indexNameFor(databaseId, 'memory', (await entry()).generation + 1);
-    await t.infra.search.index.createIndex(next, { dimensions: live.dimensions });
+    await t.search.index.createIndex(next, { dimensions: live.dimensions });
     expect((await t.request('DELETE', '/databases?database=gens')).status).toBe(202);
     await waitForDatabaseDeleted(t, databaseId);
-    expect(await t.infra.search.index.indexExists(next)).toBe(false);
+    expect(await t.search.index.indexExists(next)).toBe(false);
   });
 
   it('a rebuild registers its new generation only over the one it started from (a database deleted meanwhile stays deleted)', async () => {
     await t.createDatabase('swapguard');
     await ingestMemories(t, 'swapguard', [{ id: 's1', text: 'Swap guard memory.' }]);
     await waitForStatus(t, 'swapguard', ['s1']);
-    const [{ database_id: databaseId }] = await t.infra.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 's1'`);
-    const live = (await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
-    const stale = await t.infra.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', 99), 99, live, live.generation - 1);
+    const [{ database_id: databaseId }] = await t.ds.query(`SELECT database_id FROM rm_items WHERE item_id = 's1'`);
+    const live = (await t.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!;
+    const stale = await t.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', 99), 99, live, live.generation - 1);
     expect(stale).toBe(false);
-    expect((await t.infra.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!.generation).toBe(live.generation);
+    expect((await t.search.all()).find((e) => e.databaseId === databaseId && e.store === 'memory')!.generation).toBe(live.generation);
     expect((await t.request('DELETE', '/databases?database=swapguard')).status).toBe(202);
-    for (let i = 0; i < 400 && (await t.infra.search.all()).some((e) => e.databaseId === databaseId); i++) await new Promise((r) => setTimeout(r, 25));
-    const afterDelete = await t.infra.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', live.generation + 1), live.generation + 1, live, live.generation);
+    for (let i = 0; i < 400 && (await t.search.all()).some((e) => e.databaseId === databaseId); i++) await new Promise((r) => setTimeout(r, 25));
+    const afterDelete = await t.search.replaceGeneration(databaseId, 'memory', indexNameFor(databaseId, 'memory', live.generation + 1), live.generation + 1, live, live.generation);
     expect(afterDelete).toBe(false);
-    expect((await t.infra.search.all()).some((e) => e.databaseId === databaseId)).toBe(false);
+    expect((await t.search.all()).some((e) => e.databaseId === databaseId)).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { configFromEnv } from '../../apps/api/src/config';
+import { configFromEnv } from '@crs/config';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 
@@ -15,7 +15,7 @@ describe('webhook URL guard (SSRF)', () => {
     const defaults = configFromEnv({}, 'postgres://unused').webhooks;
     expect(defaults.allowLoopback).toBe(false); // off unless WEBHOOK_ALLOW_LOOPBACK=true
     t = await startTestApp('webhookssrf', { webhooks: { ...defaults, retryScheduleMs: [40], pollMs: 25 } });
-    t.infra.webhooks.guard.lookup = async (host) => {
+    t.webhooks.guard.lookup = async (host) => {
       const answer = dns.get(host);
       if (!answer) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
       return answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
@@ -121,7 +121,7 @@ describe('webhook URL guard (SSRF)', () => {
 
   it('a refused URL registers nothing and appends nothing', async () => {
     expect((await t.request('GET', '/webhooks/indexing')).body.registered).toBe(false);
-    expect((await t.infra.store.readAll()).filter((e) => e.type === 'WebhookRegistered')).toEqual([]);
+    expect((await t.store.readAll()).filter((e) => e.type === 'WebhookRegistered')).toEqual([]);
   });
 
   it.each([

@@ -4,9 +4,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { configFromEnv } from '../../apps/api/src/config';
-import { WebhookDispatcher } from '../../apps/worker/src/webhooks/webhook-dispatcher';
-import { verifyProjection } from '../../libs/persistence/src/projection-verifier';
+import { configFromEnv } from '@crs/config';
+import { WebhookDispatcher } from '@crs/webhooks/webhook-dispatcher';
+import { verifyProjection } from '@crs/persistence/projection-verifier';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForDatabaseDeleted, waitForStatus } from '../support/ingest';
 
@@ -107,7 +107,7 @@ describe('indexing webhooks', () => {
     await waitForStatus(t, 'hooks', [id]);
   };
   const attemptsOf = async (deliveryId: string) =>
-    (await t.infra.store.readAll()).filter((e) => e.type === 'DeliveryAttempted' && e.data.deliveryId === deliveryId).map((e) => ({ ...e.data, occurredAt: e.metadata.occurredAt }));
+    (await t.store.readAll()).filter((e) => e.type === 'DeliveryAttempted' && e.data.deliveryId === deliveryId).map((e) => ({ ...e.data, occurredAt: e.metadata.occurredAt }));
 
   beforeAll(async () => {
     await receiver.start();
@@ -176,9 +176,9 @@ describe('indexing webhooks', () => {
   it('the webhook is organization-wide: a key limited to some databases cannot change it or test it (403), and changes nothing', async () => {
     const reg = await t.request('POST', '/webhooks/indexing', { body: { url: receiver.url('/owner'), signing_secret: 'the-owners-secret-0001' } });
     expect(reg.status).toBe(200);
-    const { key } = await t.infra.keys.create('default', { databases: ['hooks-elsewhere'] });
+    const { key } = await t.keys.create('default', { databases: ['hooks-elsewhere'] });
     const limited = { authorization: `Bearer ${key}` };
-    const eventsBefore = (await t.infra.store.readAll()).length;
+    const eventsBefore = (await t.store.readAll()).length;
     const attempts: [string, string, object | undefined][] = [
       ['POST', '/webhooks/indexing', { url: receiver.url('/stolen'), generate_signing_secret: true }],
       ['DELETE', '/webhooks/indexing', undefined],
@@ -193,7 +193,7 @@ describe('indexing webhooks', () => {
       expect(res.body).toMatchObject({ success: false, error: { code: 'FORBIDDEN', message: expect.stringContaining('whole organization') } });
       expect(res.raw).not.toContain('whsec_');
     }
-    expect((await t.infra.store.readAll()).length).toBe(eventsBefore);
+    expect((await t.store.readAll()).length).toBe(eventsBefore);
     expect(receiver.received.filter((r) => r.path === '/stolen' || r.body?.test === true && r.path === '/owner')).toEqual([]);
     // Reading stays open to it: the registration (never a secret; of the URL only its origin, as a receiver's path or
     // query often holds a token) and its own databases' delivery records.
@@ -218,23 +218,23 @@ describe('indexing webhooks', () => {
     const conflict = await t.request('POST', '/webhooks/indexing/signing-secret', { body: { signing_secret: secret, generate_signing_secret: true } });
     expect(conflict.status).toBe(422);
     // An explicit "do not generate" with nothing supplied sets nothing (and never rotates the secret).
-    const setsBefore = (await t.infra.store.readAll()).filter((e) => e.type === 'SigningSecretSet').length;
+    const setsBefore = (await t.store.readAll()).filter((e) => e.type === 'SigningSecretSet').length;
     const nothing = await t.request('POST', '/webhooks/indexing/signing-secret', { body: { generate_signing_secret: false } });
     expect(nothing.status).toBe(400);
     expect(nothing.body).toMatchObject({ success: false, error: { code: 'INVALID_INPUT', message: expect.stringContaining('nothing to set') } });
-    expect((await t.infra.store.readAll()).filter((e) => e.type === 'SigningSecretSet')).toHaveLength(setsBefore);
+    expect((await t.store.readAll()).filter((e) => e.type === 'SigningSecretSet')).toHaveLength(setsBefore);
 
-    const log = JSON.stringify(await t.infra.store.readAll());
+    const log = JSON.stringify(await t.store.readAll());
     expect(log).not.toContain(secret);
     expect(log).not.toContain(gen.body.signing_secret);
     expect(log).toContain('SigningSecretSet');
-    const tables: { table_name: string }[] = await t.infra.ds.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
+    const tables: { table_name: string }[] = await t.ds.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
     for (const { table_name } of tables) {
-      const dump = JSON.stringify(await t.infra.ds.query(`SELECT t::text AS r FROM "${table_name}" t`));
+      const dump = JSON.stringify(await t.ds.query(`SELECT t::text AS r FROM "${table_name}" t`));
       expect(dump).not.toContain(secret);
       expect(dump).not.toContain(Buffer.from(secret).toString('hex'));
     }
-    const rows = await t.infra.ds.query('SELECT * FROM webhook_signing_secrets');
+    const rows = await t.ds.query('SELECT * FROM webhook_signing_secrets');
     expect(rows).toHaveLength(1); // superseded secrets are deleted
     expect(rows[0].ciphertext.toString('utf8')).not.toContain(secret);
     expect(statSync(join(t.config.dataDir, 'webhook-secret.key')).mode & 0o777).toBe(0o600);
@@ -248,7 +248,7 @@ describe('indexing webhooks', () => {
     await ingest('d2');
     await receiver.waitFor(() => receiver.forItem('d1').length > 0 && receiver.forItem('d2').length > 0, 'd1 and d2');
     const r = receiver.forItem('d1')[0];
-    const db = (await t.infra.directory.find('default', 'hooks'))!;
+    const db = (await t.directory.find('default', 'hooks'))!;
     expect(r.headers['content-type']).toBe('application/json');
     expect(r.headers['x-service-event']).toBe('indexing.status_changed');
     expect(r.headers['x-service-delivery-id']).toBe(r.body.delivery_id);
@@ -340,13 +340,13 @@ describe('indexing webhooks', () => {
     await waitForRecord('prefs', ['delivered']);
     let derived: { item_id: string; status: string }[] = [];
     for (let i = 0; i < 300 && !(derived.length && derived.every((d) => d.status === 'completed')); i++) {
-      derived = await t.infra.ds.query(`SELECT item_id, status FROM rm_items WHERE additional_metadata->>'derived_from' = 'prefs'`);
+      derived = await t.ds.query(`SELECT item_id, status FROM rm_items WHERE additional_metadata->>'derived_from' = 'prefs'`);
       await new Promise((r) => setTimeout(r, 30));
     }
     expect(derived.map((d) => [d.item_id, d.status])).toEqual([['prefs::inferred:0', 'completed']]);
-    const statuses = (await t.infra.store.readAll()).filter((e) => e.type === 'StatusAdvanced' && e.data.itemId === 'prefs::inferred:0');
+    const statuses = (await t.store.readAll()).filter((e) => e.type === 'StatusAdvanced' && e.data.itemId === 'prefs::inferred:0');
     expect(statuses.map((e) => [e.data.status, e.data.derived])).toContainEqual(['completed', true]);
-    await t.infra.runner.waitFor(await t.infra.store.headPosition(), ['webhook-outbox'], 10_000);
+    await t.runner.waitFor(await t.store.headPosition(), ['webhook-outbox'], 10_000);
     expect((await deliveries()).filter((d) => d.doc_id.startsWith('prefs'))).toEqual([expect.objectContaining({ doc_id: 'prefs', status: 'delivered' })]);
     expect(receiver.received.filter((r) => String(r.body.id).startsWith('prefs::'))).toEqual([]);
   });
@@ -418,7 +418,7 @@ describe('indexing webhooks', () => {
     expect(u.headers).not.toHaveProperty('webhook-signature');
     expect(u.headers).not.toHaveProperty('webhook-id');
     expect(u.headers['x-service-delivery-id']).toBe(u.body.delivery_id);
-    expect(await t.infra.ds.query('SELECT * FROM webhook_signing_secrets')).toEqual([]);
+    expect(await t.ds.query('SELECT * FROM webhook_signing_secrets')).toEqual([]);
   });
 
   it('test delivery: synthetic shape, no delivery record; reports failures', async () => {
@@ -466,9 +466,9 @@ describe('indexing webhooks', () => {
   });
 
   it('a dispatcher killed mid-delivery: the lease expires, the event is still delivered, one record, one delivery_id', async () => {
-    await t.infra.webhooks.dispatcher.stop();
+    await t.webhooks.dispatcher.stop();
     const quiet = { info: () => undefined, error: () => undefined };
-    const doomed = new WebhookDispatcher(t.infra.ds, t.infra.store, t.infra.runner, t.infra.webhooks.vault, t.infra.webhooks.sender, quiet, { ...t.infra.webhooks.dispatcher.options, leaseMs: 1000 });
+    const doomed = new WebhookDispatcher(t.ds, t.store, t.runner, t.webhooks.vault, t.webhooks.sender, quiet, { ...t.webhooks.dispatcher.options, leaseMs: 1000 });
     receiver.respond = (r) => (r.body.id === 'crash' && receiver.forItem('crash').length === 1 ? 'hang' : 200);
     doomed.start();
     await ingest('crash');
@@ -480,7 +480,7 @@ describe('indexing webhooks', () => {
     expect(retryWhileSweeping.status).toBe(409);
 
     await doomed.abandon(); // the process dies: connection cut, nothing recorded, lease left behind
-    t.infra.webhooks.dispatcher.start();
+    t.webhooks.dispatcher.start();
     const rec = await waitForRecord('crash', ['delivered']);
     expect(rec.attempts).toBe(1); // the dead dispatcher recorded nothing
     const hits = receiver.forItem('crash');
@@ -493,7 +493,7 @@ describe('indexing webhooks', () => {
   });
 
   it('pins the checked address: a name (resolved by the guard) is delivered without a second DNS lookup', async () => {
-    const guard = t.infra.webhooks.guard;
+    const guard = t.webhooks.guard;
     const realLookup = guard.lookup;
     const lookups: string[] = [];
     guard.lookup = async (host) => {
@@ -524,11 +524,11 @@ describe('indexing webhooks', () => {
     expect(await recordFor('unsubscribed')).toEqual([]);
     expect(receiver.forItem('unsubscribed')).toEqual([]);
 
-    await t.infra.webhooks.dispatcher.stop();
+    await t.webhooks.dispatcher.stop();
     await ingest('orphaned');
     await waitForRecord('orphaned', ['pending']);
     await t.request('DELETE', '/webhooks/indexing');
-    t.infra.webhooks.dispatcher.start();
+    t.webhooks.dispatcher.start();
     expect(await waitForRecord('orphaned', ['permanently_failed'])).toMatchObject({ error_code: 'WEBHOOK_NOT_REGISTERED', attempts: 1 });
     expect(receiver.forItem('orphaned')).toEqual([]);
     await t.request('POST', '/webhooks/indexing', { body: { url: receiver.url() } });
@@ -540,8 +540,8 @@ describe('indexing webhooks', () => {
     await waitForStatus(t, 'single', ['solo', 'stays']);
     const rec = await waitForRecord('solo', ['delivered']);
     await waitForRecord('stays', ['delivered']);
-    const db = (await t.infra.directory.find('default', 'single'))!;
-    const [{ item_key: soloKey }] = await t.infra.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'solo'`, [db.id]);
+    const db = (await t.directory.find('default', 'single'))!;
+    const [{ item_key: soloKey }] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'solo'`, [db.id]);
 
     const del = await t.request('DELETE', '/context', { body: { database: 'single', ids: ['solo'] } });
     expect(del.body.data.deleted_count).toBe(1);
@@ -550,12 +550,12 @@ describe('indexing webhooks', () => {
     expect((await t.request('POST', `/webhooks/indexing/deliveries/${rec.delivery_id}/retry`)).status).toBe(404);
     expect(await recordFor('stays')).toHaveLength(1);
     // The delivery's stream stays as the item's own does (ItemDeleted its record) until the database goes.
-    expect((await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).length).toBeGreaterThan(0);
+    expect((await t.store.readStream(`delivery-${rec.delivery_id}`)).length).toBeGreaterThan(0);
 
     expect((await t.request('DELETE', '/databases?database=single')).status).toBe(202);
     await waitForDatabaseDeleted(t, db.id, 30_000);
-    expect(await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
-    expect(await t.infra.store.readStream(`item-${db.id}-${soloKey}`)).toEqual([]);
+    expect(await t.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
+    expect(await t.store.readStream(`item-${db.id}-${soloKey}`)).toEqual([]);
   });
 
   it('deleting a database removes its delivery records, delivery streams and feedback streams', async () => {
@@ -567,50 +567,50 @@ describe('indexing webhooks', () => {
     const q = await t.request('POST', '/query', { body: { database: 'gone', query: 'deleted database memory' } });
     const fb = await t.request('POST', '/feedback', { body: { request_id: q.body.meta.request_id, feedback: 'about to vanish' } });
     expect(fb.body.data.linked).toBe(true);
-    const db = (await t.infra.directory.find('default', 'gone'))!;
+    const db = (await t.directory.find('default', 'gone'))!;
     // A live delivery's stream stays (the late-delivery sweeper judges every attempt).
-    const [attempt] = (await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).slice(-1);
+    const [attempt] = (await t.store.readStream(`delivery-${rec.delivery_id}`)).slice(-1);
     expect(attempt?.type).toBe('DeliveryAttempted');
-    expect(await t.infra.runner.waitFor(attempt.position, ['late-delivery-sweeper'], 10_000)).toBe(true);
-    expect((await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).length).toBeGreaterThan(0);
+    expect(await t.runner.waitFor(attempt.position, ['late-delivery-sweeper'], 10_000)).toBe(true);
+    expect((await t.store.readStream(`delivery-${rec.delivery_id}`)).length).toBeGreaterThan(0);
 
     expect((await t.request('DELETE', '/databases?database=gone')).status).toBe(202);
     const deadline = Date.now() + 30_000;
     let deleted: any;
     while (!deleted && Date.now() < deadline) {
-      deleted = (await t.infra.store.readAll()).find((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === db.id);
+      deleted = (await t.store.readAll()).find((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === db.id);
       if (!deleted) await new Promise((r) => setTimeout(r, 50));
     }
     expect(deleted).toBeDefined();
-    expect(await t.infra.runner.waitFor(deleted.position, ['webhook-outbox', 'feedback'], 10_000)).toBe(true);
+    expect(await t.runner.waitFor(deleted.position, ['webhook-outbox', 'feedback'], 10_000)).toBe(true);
     expect(await recordFor('secret-doc')).toEqual([]);
     expect((await t.request('GET', `/webhooks/indexing/deliveries/${rec.delivery_id}`)).status).toBe(404);
-    expect(await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
-    expect(await t.infra.store.readStream(`feedback-${fb.body.data.feedback_id}`)).toEqual([]);
+    expect(await t.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
+    expect(await t.store.readStream(`feedback-${fb.body.data.feedback_id}`)).toEqual([]);
     // An attempt the dispatcher records after the deletion (its receiver answered late) starts the stream anew: swept.
-    const late = await t.infra.store.append(`delivery-${rec.delivery_id}`, [
+    const late = await t.store.append(`delivery-${rec.delivery_id}`, [
       { type: 'DeliveryAttempted', data: { ...attempt.data, attempt: attempt.data.attempt + 1 }, metadata: { eventId: randomUUID(), occurredAt: new Date().toISOString(), orgId: 'default', databaseId: db.id, actor: 'system:webhook-dispatcher' } },
     ]);
-    expect(await t.infra.runner.waitFor(late.position, ['late-delivery-sweeper'], 10_000)).toBe(true);
-    expect(await t.infra.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
-    expect(await t.infra.ds.query('SELECT * FROM rm_feedback WHERE feedback_id = $1', [fb.body.data.feedback_id])).toEqual([]);
+    expect(await t.runner.waitFor(late.position, ['late-delivery-sweeper'], 10_000)).toBe(true);
+    expect(await t.store.readStream(`delivery-${rec.delivery_id}`)).toEqual([]);
+    expect(await t.ds.query('SELECT * FROM rm_feedback WHERE feedback_id = $1', [fb.body.data.feedback_id])).toEqual([]);
   });
 
   it('rebuilding the outbox reproduces the same records and states and sends nothing again', async () => {
-    await t.infra.webhooks.dispatcher.stop();
-    const snapshot = async () => t.infra.ds.query('SELECT t::text AS r FROM rm_webhook_deliveries t ORDER BY delivery_id');
+    await t.webhooks.dispatcher.stop();
+    const snapshot = async () => t.ds.query('SELECT t::text AS r FROM rm_webhook_deliveries t ORDER BY delivery_id');
     const before = await snapshot();
     const sent = receiver.received.length;
-    const attempts = (await t.infra.store.readAll()).filter((e) => e.type === 'DeliveryAttempted').length;
+    const attempts = (await t.store.readAll()).filter((e) => e.type === 'DeliveryAttempted').length;
     expect(before.length).toBeGreaterThan(5);
-    await t.infra.runner.rebuild('webhook-outbox');
+    await t.runner.rebuild('webhook-outbox');
     expect(await snapshot()).toEqual(before);
-    expect((await verifyProjection(t.infra.runner, t.infra.ds, t.config.databaseUrl, 'webhook-outbox')).equal).toBe(true);
-    expect(await t.infra.webhooks.dispatcher.claim(100)).toEqual([]); // nothing is due again
-    t.infra.webhooks.dispatcher.start();
+    expect((await verifyProjection(t.runner, t.ds, t.config.databaseUrl, 'webhook-outbox')).equal).toBe(true);
+    expect(await t.webhooks.dispatcher.claim(100)).toEqual([]); // nothing is due again
+    t.webhooks.dispatcher.start();
     await ingest('after-rebuild'); // the dispatcher runs: only the new event is sent
     await waitForRecord('after-rebuild', ['delivered']);
     expect(receiver.received.length).toBe(sent + 1);
-    expect((await t.infra.store.readAll()).filter((e) => e.type === 'DeliveryAttempted').length).toBe(attempts + 1);
+    expect((await t.store.readAll()).filter((e) => e.type === 'DeliveryAttempted').length).toBe(attempts + 1);
   });
 });

@@ -1,6 +1,6 @@
-import type { Embedder } from '../../libs/embeddings/src';
-import { RuleBasedInference } from '../../libs/ingestion/src/inference/rule-based.inference';
-import { IndexingPipeline } from '../../apps/worker/src/pipeline/indexing-pipeline';
+import type { Embedder } from '@crs/embeddings';
+import { RuleBasedInference } from '@crs/ingestion/inference/rule-based.inference';
+import { IndexingPipeline } from '@crs/indexing/indexing-pipeline';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, waitForStatus } from '../support/ingest';
 
@@ -26,9 +26,9 @@ describe('a worker killed mid-item', () => {
   });
 
   it('leaves its items to be redone: none lost, no duplicate chunks or statuses', async () => {
-    await t.infra.pipeline.stop(); // only the doomed worker runs at first
-    const dying = new DyingEmbedder(t.infra.embedder.modelId, t.infra.embedder.dimensions);
-    const doomed = new IndexingPipeline(t.infra.ds, t.infra.store, t.infra.blobs, dying, new RuleBasedInference(), t.infra.runner, { info: () => undefined, error: () => undefined }, { ...t.config.pipeline, leaseMs: 800 });
+    await t.pipeline.stop(); // only the doomed worker runs at first
+    const dying = new DyingEmbedder(t.embedder.modelId, t.embedder.dimensions);
+    const doomed = new IndexingPipeline(t.ds, t.store, t.blobs, dying, new RuleBasedInference(), t.runner, { info: () => undefined, error: () => undefined }, { ...t.config.pipeline, leaseMs: 800 });
     doomed.start();
     const memories = Array.from({ length: 6 }, (_, i) => ({ id: `k${i}`, text: `Crash test memory number ${i} about the kestrel nest ${i}.` }));
     await ingestMemories(t, 'crashdb', memories);
@@ -45,20 +45,20 @@ describe('a worker killed mid-item', () => {
     expect(mid.body.data.statuses.some((s: any) => s.indexing_status === 'processing')).toBe(true);
 
     // A healthy worker starts; the doomed one's leases expire and its items are redone.
-    const healthy = new IndexingPipeline(t.infra.ds, t.infra.store, t.infra.blobs, t.infra.embedder, new RuleBasedInference(), t.infra.runner, { info: () => undefined, error: () => undefined }, t.config.pipeline);
+    const healthy = new IndexingPipeline(t.ds, t.store, t.blobs, t.embedder, new RuleBasedInference(), t.runner, { info: () => undefined, error: () => undefined }, t.config.pipeline);
     healthy.start();
     await doomed.stop();
     await waitForStatus(t, 'crashdb', memories.map((m) => m.id), ['completed'], 30_000);
     await healthy.stop();
 
-    const itemEvents = (await t.infra.store.readAll()).filter((e) => ['StatusAdvanced', 'ItemChunked'].includes(e.type));
+    const itemEvents = (await t.store.readAll()).filter((e) => ['StatusAdvanced', 'ItemChunked'].includes(e.type));
     const byKey = new Map<string, string[]>();
     for (const e of itemEvents) byKey.set(e.data.itemKey, [...(byKey.get(e.data.itemKey) ?? []), e.type === 'ItemChunked' ? 'chunked' : e.data.status]);
     expect(byKey.size).toBe(6);
     for (const seq of byKey.values()) expect(seq).toEqual(['processing', 'chunked', 'graph_creation', 'completed']);
 
-    const index = await t.infra.search.indexName((await t.infra.directory.find('default', 'crashdb'))!.id, 'memory');
-    const chunks = await t.infra.search.index.listChunks(index!, { limit: 100 });
+    const index = await t.search.indexName((await t.directory.find('default', 'crashdb'))!.id, 'memory');
+    const chunks = await t.search.index.listChunks(index!, { limit: 100 });
     expect(chunks).toHaveLength(6);
     expect(new Set(chunks.map((c) => c.chunkId)).size).toBe(6);
     const q = await t.request('POST', '/query', { body: { database: 'crashdb', query: 'kestrel nest 3', type: 'memory', query_by: 'text' } });

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
-import { handleMany, type StreamStateCache } from '../../libs/eventstore/src/command-handling';
-import { PostgresEventStore } from '../../libs/eventstore/src/postgres/postgres-event-store';
+import { handleMany, type StreamStateCache } from '@crs/eventstore/command-handling';
+import { PostgresEventStore } from '@crs/eventstore/postgres/postgres-event-store';
 import { createTestDatabase } from '../support/test-database';
 import { uniqueStream } from './event-store.contract';
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAlive } from '../../libs/persistence/src/embedded-postgres';
+import { isAlive } from '@crs/persistence/embedded-postgres';
 
 /** One service per data directory; a crs command shares a running one. */
 describe('embedded Postgres ownership', () => {

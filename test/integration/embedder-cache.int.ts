@@ -1,9 +1,9 @@
 import { Pool } from 'pg';
-import { CachedEmbedder } from '../../libs/embeddings/src/cached.embedder';
-import type { Embedder } from '../../libs/embeddings/src/embedder.port';
-import { contentHash } from '../../libs/embeddings/src/embedding-cache';
-import { PostgresEmbeddingCache } from '../../libs/embeddings/src/postgres-embedding-cache';
-import { TrigramHashingEmbedder } from '../../libs/embeddings/src/trigram-hashing';
+import { CachedEmbedder } from '@crs/embeddings/cached.embedder';
+import type { Embedder } from '@crs/embeddings/embedder.port';
+import { contentHash } from '@crs/embeddings/embedding-cache';
+import { PostgresEmbeddingCache } from '@crs/embeddings/postgres-embedding-cache';
+import { TrigramHashingEmbedder } from '@crs/embeddings/trigram-hashing';
 import { createTestDatabase } from '../support/test-database';
 
 /** Counts what reaches the real embedder. */

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
-import { EmbeddingError } from '../../libs/embeddings/src/embedder.port';
-import { OpenAiCompatibleEmbedder, embeddingsUrl, type OpenAiCompatibleEmbedderOptions } from '../../libs/embeddings/src/openai-compatible.embedder';
-import { dot } from '../../libs/embeddings/src/unit-vector';
+import { EmbeddingError } from '@crs/embeddings/embedder.port';
+import { OpenAiCompatibleEmbedder, embeddingsUrl, type OpenAiCompatibleEmbedderOptions } from '@crs/embeddings/openai-compatible.embedder';
+import { dot } from '@crs/embeddings/unit-vector';
 import { FakeOpenAiServer } from './embedder.fake-openai-server';
 
 const server = new FakeOpenAiServer(32);

@@ -1,5 +1,5 @@
-import type { Embedder } from '../../libs/embeddings/src/embedder.port';
-import { dot } from '../../libs/embeddings/src/unit-vector';
+import type { Embedder } from '@crs/embeddings/embedder.port';
+import { dot } from '@crs/embeddings/unit-vector';
 
 export interface EmbedderContractOptions {
   /** Makes a fresh embedder; called more than once (determinism across instances). */

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { trigramHashVector } from '../../libs/embeddings/src/trigram-hashing';
+import { trigramHashVector } from '@crs/embeddings/trigram-hashing';
 
 /** What the fake server does with the next request; default: answer with embeddings. */
 export type FakeReply =

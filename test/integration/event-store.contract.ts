@@ -6,7 +6,7 @@ import {
   type NewEvent,
   type RecordedEvent,
   type Subscription,
-} from '../../libs/eventstore/src/event-store.port';
+} from '@crs/eventstore/event-store.port';
 
 /**
  * The event log contract, written once for every adapter: Postgres (every `npm test`), EventStoreDB (when

@@ -1,4 +1,4 @@
-import { EventStoreDbEventStore } from '../../libs/eventstore/src/eventstoredb-event-store';
+import { EventStoreDbEventStore } from '@crs/eventstore/eventstoredb-event-store';
 import { describeEventStoreContract } from './event-store.contract';
 
 const url = process.env.EVENTSTORE_URL;

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
-import { createEventStore, EventStoreDbEventStore } from '../../libs/eventstore/src';
-import { APPEND_LOCK_KEY, PostgresEventStore } from '../../libs/eventstore/src/postgres/postgres-event-store';
-import { CHECKPOINT_EVENT } from '../../libs/eventstore/src/event-store.port';
+import { createEventStore, EventStoreDbEventStore } from '@crs/eventstore';
+import { APPEND_LOCK_KEY, PostgresEventStore } from '@crs/eventstore/postgres/postgres-event-store';
+import { CHECKPOINT_EVENT } from '@crs/eventstore/event-store.port';
 import { createTestDatabase } from '../support/test-database';
 import { describeEventStoreContract, event, uniqueStream } from './event-store.contract';
 

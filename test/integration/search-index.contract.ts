@@ -4,8 +4,8 @@ import {
   type SearchFilter,
   type SearchIndex,
   SearchIndexError,
-} from '../../libs/search/src';
-import { seededRandom } from '../../bench/lib/prng';
+} from '@crs/search';
+import { seededRandom } from '@crs/bench/lib/prng';
 
 /**
  * The SearchIndex contract, written once for every adapter: LanceDB (search-index.lancedb.int.ts, every `npm test`)

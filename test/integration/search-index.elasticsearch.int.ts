@@ -1,4 +1,4 @@
-import { ElasticsearchSearchIndex } from '../../libs/search/src';
+import { ElasticsearchSearchIndex } from '@crs/search';
 import { searchIndexContract } from './search-index.contract';
 
 const url = process.env.ELASTICSEARCH_URL;

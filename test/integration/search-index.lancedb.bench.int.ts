@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChunkDoc, LanceDbSearchIndex, type SearchFilter, type SearchIndex } from '../../libs/search/src';
+import { type ChunkDoc, LanceDbSearchIndex, type SearchFilter, type SearchIndex } from '@crs/search';
 import { seededRandom } from './search-index.contract';
 
 /**

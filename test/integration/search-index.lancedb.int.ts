@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@lancedb/lancedb';
-import { type ChunkDoc, LanceDbSearchIndex } from '../../libs/search/src';
+import { type ChunkDoc, LanceDbSearchIndex } from '@crs/search';
 import { searchIndexContract, seededRandom } from './search-index.contract';
 
 function tempDir(): string {

@@ -1,4 +1,4 @@
-import { runCli } from '../../apps/cli/src/cli';
+import { runCli } from '@crs/cli/cli';
 import type { TestApp } from './test-app';
 
 /** Runs the `crs` CLI in this process against a test app's Postgres and data directory (its own catalog and pools). */

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+// Jest loads its global setup outside the test module registry, where the @crs/* aliases (moduleNameMapper) do not apply.
 import { startEmbeddedPostgres } from '../../libs/persistence/src/embedded-postgres';
 
 /**

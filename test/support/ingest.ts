@@ -48,7 +48,7 @@ export async function waitForStatus(t: TestApp, database: string, ids: string[],
 /** Waits until the database's deletion is complete (DatabaseDeleted is in the log). */
 export async function waitForDatabaseDeleted(t: TestApp, databaseId: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await t.infra.store.readAll()).some((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === databaseId)) {
+  while (!(await t.store.readAll()).some((e) => e.type === 'DatabaseDeleted' && e.data.databaseId === databaseId)) {
     if (Date.now() > deadline) throw new Error(`database ${databaseId} was not deleted within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { RecordedEvent } from '../../libs/eventstore/src/event-store.port';
-import { openDataSource } from '../../libs/persistence/src/data-source';
-import type { ReadModelProjection } from '../../libs/persistence/src/projection';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import { openDataSource } from '@crs/persistence/data-source';
+import type { ReadModelProjection } from '@crs/persistence/projection';
 
 let position = 0;
 /** Builds a recorded event for projection specs (time and ids come from the caller, never the clock). */

@@ -10,19 +10,19 @@ import pino from 'pino';
 import multipart from '@fastify/multipart';
 import { registerMultipartRouteCheck, UPLOAD_LIMITS } from './http/multipart';
 import { AppModule } from './app.module';
-import { API_VERSION, type AppConfig } from './config';
-import { Metrics } from './health/metrics';
-import { invalid } from '../../../libs/domain/src/errors';
-import { jsonInputProblem } from '../../../libs/domain/src/nul-character';
+import { API_VERSION, type AppConfig } from '@crs/config';
+import { cacheUsage, Metrics } from './health/metrics';
+import { invalid } from '@crs/domain/errors';
+import { jsonInputProblem } from '@crs/domain/nul-character';
 import { registerAuthHook } from './http/auth.hook';
 import { sendError } from './http/exception.filter';
 import { errorEnvelope } from './http/envelope';
 import { contextOf } from './http/request-context';
-import { Infrastructure } from './infrastructure';
+import { API_KEYS, BLOB_STORE, INDEXING_PIPELINE, openPlatform, type Platform, PROJECTION_RUNNER, QUERY_STEP_CLOCK, SEARCH_INDEX } from '@crs/platform';
 
 export interface CreatedApp {
   app: NestFastifyApplication;
-  infra: Infrastructure;
+  platform: Platform;
   close(): Promise<void>;
 }
 
@@ -49,14 +49,18 @@ export function clientError(error: NodeJS.ErrnoException, socket: Duplex): void 
   socket.destroy(error);
 }
 
-/** Builds the API (and, in single-node mode, the worker) on top of an opened infrastructure. */
+/** Builds the API (and, in single-node mode, the worker) on top of an opened platform. */
 export async function createApp(config: AppConfig): Promise<CreatedApp> {
   const logger = pino({ level: config.logLevel, base: { service: 'crs' } });
-  const infra = await Infrastructure.open(config, {
+  const platform = await openPlatform(config, {
     info: (o, m) => logger.info(o, m),
     error: (o, m) => logger.error(o, m),
   });
-  const metrics = new Metrics(infra.runner, () => infra.pipeline.queueDepth(), () => infra.pipeline.stepTimes(), () => infra.queryClock.times(), () => infra.cacheUsage());
+  const pipeline = platform.get(INDEXING_PIPELINE);
+  const queryClock = platform.get(QUERY_STEP_CLOCK);
+  const blobs = platform.get(BLOB_STORE);
+  const searchIndex = platform.get(SEARCH_INDEX);
+  const metrics = new Metrics(platform.get(PROJECTION_RUNNER), () => pipeline.queueDepth(), () => pipeline.stepTimes(), () => queryClock.times(), () => cacheUsage(blobs, searchIndex));
   const adapter = new FastifyAdapter({
     loggerInstance: logger,
     // Our onResponse hook logs requests; Fastify's per-request lines stay off. Log lines carry request_id.
@@ -74,10 +78,10 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
     // And what Node's HTTP parser refuses before there is a request (oversized headers, broken framing).
     clientErrorHandler: clientError,
   } as any);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forInfrastructure(infra, metrics), adapter, { logger: ['error', 'warn'], bodyParser: false });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forPlatform(platform, metrics), adapter, { logger: ['error', 'warn'], bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance();
 
-  registerAuthHook(fastify, infra.keys);
+  registerAuthHook(fastify, platform.get(API_KEYS));
   await fastify.register(multipart as any, { limits: { fileSize: UPLOAD_LIMITS.fileBytes, files: UPLOAD_LIMITS.files } });
   registerMultipartRouteCheck(fastify);
   // JSON endpoints take JSON: a text/plain body is 415 (Fastify's default parser would hand the handler a string).
@@ -118,14 +122,14 @@ export async function createApp(config: AppConfig): Promise<CreatedApp> {
 
   await app.init();
   await fastify.ready();
-  if (config.worker) infra.startWorker();
+  if (config.worker) platform.startWorker();
 
   return {
     app,
-    infra,
+    platform,
     async close() {
       await app.close();
-      await infra.close();
+      await platform.close();
     },
   };
 }

@@ -43,15 +43,15 @@ import { Metrics } from './health/metrics';
 import { EnvelopeExceptionFilter } from './http/exception.filter';
 import { EnvelopeInterceptor } from './http/envelope.interceptor';
 import { createValidationPipe } from './http/validation';
-import type { Infrastructure } from './infrastructure';
-import { API_KEYS, APP_CONFIG, DATABASE_DIRECTORY, DATA_SOURCE, EVENT_STORE, INFRASTRUCTURE, PROJECTION_RUNNER, RATE_LIMITER } from './tokens';
+import { DatabaseDirectory } from './databases/database-directory';
+import { type Platform, PlatformModule } from '@crs/platform';
 
 @Module({})
 export class AppModule {
-  static forInfrastructure(infra: Infrastructure, metrics: Metrics): DynamicModule {
+  static forPlatform(platform: Platform, metrics: Metrics): DynamicModule {
     return {
       module: AppModule,
-      imports: [CqrsModule.forRoot()],
+      imports: [CqrsModule.forRoot(), PlatformModule.forPlatform(platform)],
       controllers: [
         HealthController,
         CreateDatabaseController,
@@ -83,18 +83,11 @@ export class AppModule {
         PresignedContentController,
       ],
       providers: [
-        { provide: INFRASTRUCTURE, useValue: infra },
-        { provide: APP_CONFIG, useValue: infra.config },
-        { provide: DATA_SOURCE, useValue: infra.ds },
-        { provide: EVENT_STORE, useValue: infra.store },
-        { provide: PROJECTION_RUNNER, useValue: infra.runner },
-        { provide: API_KEYS, useValue: infra.keys },
-        { provide: RATE_LIMITER, useValue: infra.rateLimiter },
-        { provide: DATABASE_DIRECTORY, useValue: infra.directory },
         { provide: Metrics, useValue: metrics },
         { provide: APP_FILTER, useClass: EnvelopeExceptionFilter },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         { provide: APP_PIPE, useFactory: createValidationPipe },
+        DatabaseDirectory,
         DatabaseCommands,
         IngestionService,
         RetrievalService,

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
-import { startEmbeddedPostgres } from '../../../libs/persistence/src/embedded-postgres';
+import { startEmbeddedPostgres } from '@crs/persistence/embedded-postgres';
 import { createApp } from './app.factory';
-import { ConfigurationError, configFromEnv } from './config';
+import { ConfigurationError, configFromEnv } from '@crs/config';
 
 /**
  * `npm start`: the API on PORT (8080) with the worker in the same process. Without DATABASE_URL it starts

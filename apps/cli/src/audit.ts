@@ -1,7 +1,7 @@
-import type { EventStore, RecordedEvent } from '../../../libs/eventstore/src/event-store.port';
-import { callerPrincipals, explainVisibility, type VisibilityVerdict } from '../../../libs/domain/src/acl';
-import { itemKey } from '../../../libs/domain/src/items/item-input';
-import { streams } from '../../../libs/domain/src/streams';
+import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
+import { callerPrincipals, explainVisibility, type VisibilityVerdict } from '@crs/domain/acl';
+import { itemKey } from '@crs/domain/items/item-input';
+import { streams } from '@crs/domain/streams';
 
 /** One ACL fact from the log: the stamping at ingest, or a change. */
 export interface AclHistoryEntry {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import pino from 'pino';
-import { ConfigurationError, configFromEnv } from '../../api/src/config';
-import { Infrastructure } from '../../api/src/infrastructure';
+import { ConfigurationError, configFromEnv } from '@crs/config';
+import { openPlatform, PROJECTION_RUNNER } from '@crs/platform';
 
 /**
  * The worker role on its own (production topology): runs every projection and processor, no HTTP.
@@ -11,11 +11,11 @@ async function main(): Promise<void> {
   const config = configFromEnv(process.env);
   if (!config.databaseUrl) throw new ConfigurationError('the standalone worker needs DATABASE_URL (npm start runs the worker inside the API instead)');
   const logger = pino({ level: config.logLevel, base: { service: 'crs-worker' } });
-  const infra = await Infrastructure.open(config, { info: (o, m) => logger.info(o, m), error: (o, m) => logger.error(o, m) });
-  infra.startWorker();
-  logger.info({ subscribers: infra.runner.subscribers.map((s) => s.name) }, 'worker running');
+  const platform = await openPlatform(config, { info: (o, m) => logger.info(o, m), error: (o, m) => logger.error(o, m) });
+  platform.startWorker();
+  logger.info({ subscribers: platform.get(PROJECTION_RUNNER).subscribers.map((s) => s.name) }, 'worker running');
   const stop = async () => {
-    await infra.close();
+    await platform.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());

@@ -1,4 +1,4 @@
-import { deciderSpec } from '../../../test/support/decider-spec';
+import { deciderSpec } from '@crs/test/support/decider-spec';
 import { decideDatabase, decideRegistry, evolveDatabase, evolveRegistry, initialDatabase, initialRegistry } from './database.decider';
 import type { DatabaseEvent } from './events';
 import type { MetadataField } from './metadata-schema';

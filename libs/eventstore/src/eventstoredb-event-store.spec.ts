@@ -1,5 +1,5 @@
-import { describeEventStoreContract, event, uniqueStream } from '../../../test/integration/event-store.contract';
-import { KurrentClientModel } from '../../../test/support/kurrentdb-client-model';
+import { describeEventStoreContract, event, uniqueStream } from '@crs/test/integration/event-store.contract';
+import { KurrentClientModel } from '@crs/test/support/kurrentdb-client-model';
 import { EventStoreDbEventStore } from './eventstoredb-event-store';
 
 /**

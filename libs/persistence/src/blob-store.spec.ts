@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { createTestDatabase } from '../../../test/support/test-database';
+import { createTestDatabase } from '@crs/test/support/test-database';
 import { BlobRows } from './blob-rows';
 import { BlobStore, CACHE_ENTRY_OVERHEAD, DatabaseBlobsDeletedError } from './blob-store';
 

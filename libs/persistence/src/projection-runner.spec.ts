@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import type { EventStore } from '../../eventstore/src/event-store.port';
-import { PostgresEventStore } from '../../eventstore/src/postgres/postgres-event-store';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import { PostgresEventStore } from '@crs/eventstore/postgres/postgres-event-store';
 import { openDataSource } from './data-source';
 import { ProjectionRunner } from './projection-runner';
-import { databasesProjection } from '../../../projections/databases/databases.projection';
-import { createTestDatabase } from '../../../test/support/test-database';
+import { databasesProjection } from '@crs/projections/databases/databases.projection';
+import { createTestDatabase } from '@crs/test/support/test-database';
 
 describe('read model schema changes', () => {
   it('a changed DDL drops the old tables and resets the checkpoint, so the runner rebuilds from the log', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
-import type { EventStore, RecordedEvent, Subscription } from '../../eventstore/src/event-store.port';
+import type { EventStore, RecordedEvent, Subscription } from '@crs/eventstore/event-store.port';
 import { applyEvents, REPLAYING_SETTING, type Processor, type ReadModelProjection, type Subscriber } from './projection';
 
 export interface RunnerLogger {

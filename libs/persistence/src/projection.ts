@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../../eventstore/src/event-store.port';
+import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from './data-source';
 
 /**

@@ -21,7 +21,7 @@ export function assertValidMetadataKey(key: string): void {
 }
 
 /**
- * The metadata keys the service indexes a token for (apps/worker chunk-docs), and so the only ones its queries can
+ * The metadata keys the service indexes a token for (libs/search chunk-docs), and so the only ones its queries can
  * filter on: identifiers of up to 64 characters. Items may hold other keys (stored and returned as sent); a query
  * filter on one is refused with a clear error rather than pushed down to match nothing (a key with '.' or '-', which
  * the service never indexes, would quietly match nothing).

@@ -1,22 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, invalid } from '../../../../libs/domain/src/errors';
-import { normalizeDocumentAcl } from '../../../../libs/domain/src/acl';
-import { validateMetadata } from '../../../../libs/domain/src/metadata-schema';
-import { decideItem } from '../../../../libs/domain/src/items/item.decider';
-import type { ItemIngested, Store } from '../../../../libs/domain/src/items/item.events';
-import { jsonInputProblem } from '../../../../libs/domain/src/nul-character';
-import { expiryAfter } from '../../../../libs/domain/src/items/expiry';
-import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '../../../../libs/domain/src/items/item-input';
-import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { decideOnItems, lastPosition } from '../../../worker/src/item-stream';
+import { DomainError, invalid } from '@crs/domain/errors';
+import { normalizeDocumentAcl } from '@crs/domain/acl';
+import { validateMetadata } from '@crs/domain/metadata-schema';
+import { decideItem } from '@crs/domain/items/item.decider';
+import type { ItemIngested, Store } from '@crs/domain/items/item.events';
+import { jsonInputProblem } from '@crs/domain/nul-character';
+import { expiryAfter } from '@crs/domain/items/expiry';
+import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '@crs/domain/items/item-input';
+import type { CommandContext } from '@crs/eventstore/command-handling';
+import { decideOnItems, lastPosition } from '@crs/eventstore/item-stream';
 import { DatabaseCommands } from '../databases/database-commands';
 import type { DatabaseRecord } from '../databases/database-directory';
 import type { UploadedFile } from '../http/multipart';
-import type { Infrastructure } from '../infrastructure';
-import { INFRASTRUCTURE } from '../tokens';
+import type { AppConfig } from '@crs/config';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
+import { type BlobStore, DatabaseBlobsDeletedError } from '@crs/persistence/blob-store';
+import type { IndexingPipeline } from '@crs/indexing/indexing-pipeline';
+import { APP_CONFIG, BLOB_STORE, EVENT_STORE, INDEXING_PIPELINE, PROJECTION_RUNNER } from '@crs/platform/tokens';
 import { databaseNotFound } from '../http/scope';
-import { DatabaseBlobsDeletedError } from '../../../../libs/persistence/src/blob-store';
 
 export interface IngestResultItem {
   id: string;
@@ -64,7 +67,14 @@ export interface FileMetadataEntry {
  */
 @Injectable()
 export class IngestionService {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly databases: DatabaseCommands) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PROJECTION_RUNNER) private readonly runner: ProjectionRunner,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    @Inject(INDEXING_PIPELINE) private readonly pipeline: IndexingPipeline,
+    private readonly databases: DatabaseCommands,
+  ) {}
 
   prepareMemories(db: DatabaseRecord, collection: string, raw: unknown, now: Date): Prepared[] {
     if (raw === undefined) throw invalid('memories is required for type=memory (a JSON-encoded array of memory items)');
@@ -154,7 +164,7 @@ export class IngestionService {
     const putBlobs = async () => {
       for (let i = next++; i < items.length; i = next++) {
         const item = items[i];
-        const sha256 = await this.infra.blobs.put(db.id, item.content).catch((err) => {
+        const sha256 = await this.blobs.put(db.id, item.content).catch((err) => {
           throw err instanceof DatabaseBlobsDeletedError ? databaseNotFound(db.name) : err; // deleted since it was looked up
         });
         const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
@@ -163,7 +173,7 @@ export class IngestionService {
     };
     await Promise.all(Array.from({ length: Math.min(BLOB_CONCURRENCY, items.length) }, putBlobs));
     const outcomes = await decideOnItems(
-      this.infra.store,
+      this.store,
       events.map((event) => ({ ctx, databaseId: db.id, itemKey: event.data.itemKey, decide: (state) => decideItem({ type: 'Ingest', upsert, event }, state) })),
     );
     const results: IngestResultItem[] = outcomes.map((o, i) => {
@@ -172,8 +182,8 @@ export class IngestionService {
       return { ...items[i].result, status: 'failed', error: o.error.message, error_code: o.error.code };
     });
     const last = lastPosition(outcomes);
-    if (last !== null) await this.infra.runner.waitFor(last, ['items'], this.infra.config.projectionWaitMs);
-    this.infra.pipeline.wake();
+    if (last !== null) await this.runner.waitFor(last, ['items'], this.config.projectionWaitMs);
+    this.pipeline.wake();
     const failed = results.filter((r) => r.status === 'failed').length;
     return {
       success: failed < results.length,

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { itemStatusesByIds } from '../../../../projections/items/items.queries';
+import { itemStatusesByIds } from '@crs/projections/items/items.queries';
 
 export interface StatusEntry {
   id: string;

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
-import { DomainError, invalid, notFound } from '../../../../libs/domain/src/errors';
-import type { Store } from '../../../../libs/domain/src/items/item.events';
-import { itemsWithId, type ItemRow } from '../../../../projections/items/items.queries';
+import { DomainError, invalid, notFound } from '@crs/domain/errors';
+import type { Store } from '@crs/domain/items/item.events';
+import { itemsWithId, type ItemRow } from '@crs/projections/items/items.queries';
 
 /**
  * The one item with this id in a collection (and store, when given); both stores holding it needs `type`. An item of

@@ -1,10 +1,10 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, invalid } from '../../../../libs/domain/src/errors';
-import { parseKey, readOrCreateKeyFile } from '../../../../libs/persistence/src/key-file';
-import type { AppConfig } from '../config';
-import { APP_CONFIG } from '../tokens';
+import { DomainError, invalid } from '@crs/domain/errors';
+import { parseKey, readOrCreateKeyFile } from '@crs/persistence/key-file';
+import type { AppConfig } from '@crs/config';
+import { APP_CONFIG } from '@crs/platform/tokens';
 
 /** Bounds of `expiry_seconds` on GET /context/inspect (docs/ingestion.md, "Presigned URLs"). */
 export const PRESIGNED_EXPIRY = { min: 1, max: 86_400, default: 3_600 };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { EventStore } from '../../../../libs/eventstore/src/event-store.port';
-import { handleCommand, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import { handleCommand, type CommandContext } from '@crs/eventstore/command-handling';
 import {
   decideDatabase,
   decideRegistry,
@@ -11,13 +11,13 @@ import {
   initialRegistry,
   type DatabaseCommand,
   type RegistryCommand,
-} from '../../../../libs/domain/src/database.decider';
-import type { DatabaseEvent, EmbedderSpec } from '../../../../libs/domain/src/events';
-import type { MetadataField } from '../../../../libs/domain/src/metadata-schema';
-import { streams } from '../../../../libs/domain/src/streams';
-import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
-import { EVENT_STORE, PROJECTION_RUNNER, APP_CONFIG } from '../tokens';
-import type { AppConfig } from '../config';
+} from '@crs/domain/database.decider';
+import type { DatabaseEvent, EmbedderSpec } from '@crs/domain/events';
+import type { MetadataField } from '@crs/domain/metadata-schema';
+import { streams } from '@crs/domain/streams';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
+import { APP_CONFIG, EVENT_STORE, PROJECTION_RUNNER } from '@crs/platform/tokens';
+import type { AppConfig } from '@crs/config';
 
 /** Appends database lifecycle events and waits until the databases read model shows them (read your writes). */
 @Injectable()

@@ -1,7 +1,9 @@
+import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import type { ApiKeyRecord } from '../../../../libs/persistence/src/api-keys';
-import type { MetadataField } from '../../../../libs/domain/src/metadata-schema';
-import type { EmbedderSpec } from '../../../../libs/domain/src/events';
+import type { ApiKeyRecord } from '@crs/persistence/api-keys';
+import type { MetadataField } from '@crs/domain/metadata-schema';
+import type { EmbedderSpec } from '@crs/domain/events';
+import { DATA_SOURCE } from '@crs/platform/tokens';
 import { databaseNotFound } from '../http/scope';
 import {
   activeCollections,
@@ -9,7 +11,7 @@ import {
   findDatabaseByName,
   liveDatabasesOf,
   type DatabaseLookupRow,
-} from '../../../../projections/databases/databases.queries';
+} from '@crs/projections/databases/databases.queries';
 
 export interface DatabaseRecord {
   id: string;
@@ -28,8 +30,9 @@ export function keyReaches(auth: ApiKeyRecord, name: string): boolean {
 }
 
 /** Resolves database names for a caller: a database the key cannot reach is indistinguishable from one that does not exist. */
+@Injectable()
 export class DatabaseDirectory {
-  constructor(private readonly ds: DataSource) {}
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
   async find(orgId: string, name: string): Promise<DatabaseRecord | null> {
     const row = await findDatabaseByName(this.ds, orgId, name);

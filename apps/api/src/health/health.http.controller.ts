@@ -1,17 +1,23 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { API_VERSION } from '../config';
+import { API_VERSION, type AppConfig } from '@crs/config';
 import { DirectResponse } from '../http/envelope.interceptor';
-import { INFRASTRUCTURE } from '../tokens';
-import type { Infrastructure } from '../infrastructure';
+import { APP_CONFIG, DATA_SOURCE, PROJECTION_RUNNER } from '@crs/platform/tokens';
+import type { DataSource } from 'typeorm';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
 import { Metrics } from './metrics';
 
 @ApiTags('health')
 @Controller()
 @DirectResponse()
 export class HealthController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly metrics: Metrics) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(PROJECTION_RUNNER) private readonly runner: ProjectionRunner,
+    private readonly metrics: Metrics,
+  ) {}
 
   @Get('health')
   @ApiOperation({ summary: 'Liveness, with the serving API version' })
@@ -25,16 +31,16 @@ export class HealthController {
     const checks: Record<string, unknown> = {};
     let ok = true;
     try {
-      await this.infra.ds.query('SELECT 1');
+      await this.ds.query('SELECT 1');
       checks.postgres = 'ok';
     } catch (e) {
       ok = false;
       checks.postgres = `unreachable: ${(e as Error).message}`;
     }
     try {
-      const status = await this.infra.runner.status();
+      const status = await this.runner.status();
       checks.projections = status.map((s) => ({ name: s.name, position: s.position, lag: s.lag, error: s.error }));
-      if (status.some((s) => s.lag > this.infra.config.readinessMaxLag || s.error)) ok = false;
+      if (status.some((s) => s.lag > this.config.readinessMaxLag || s.error)) ok = false;
     } catch (e) {
       ok = false;
       checks.projections = `unavailable: ${(e as Error).message}`;

@@ -1,5 +1,7 @@
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ProjectionRunner } from '../../../../libs/persistence/src/projection-runner';
+import type { BlobStore } from '@crs/persistence/blob-store';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
+import type { SearchIndex } from '@crs/search/search-index.port';
 
 /** Prometheus metrics: request latency by route and status, projection lag, pipeline queue depth. */
 export class Metrics {
@@ -92,4 +94,10 @@ export class Metrics {
       },
     });
   }
+}
+
+/** Bytes and entries of every in-memory cache of this process, by name (reported on /metrics). */
+export function cacheUsage(blobs: BlobStore, searchIndex: SearchIndex): Record<string, { bytes: number; entries: number }> {
+  const search = searchIndex.cacheUsage?.();
+  return { blobs: blobs.cacheUsage(), ...(search ? { search_engine: search } : {}) };
 }

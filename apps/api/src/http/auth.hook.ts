@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { DomainError, invalid } from '../../../../libs/domain/src/errors';
-import { jsonInputProblem } from '../../../../libs/domain/src/nul-character';
-import type { ApiKeyRepository } from '../../../../libs/persistence/src/api-keys';
+import { DomainError, invalid } from '@crs/domain/errors';
+import { jsonInputProblem } from '@crs/domain/nul-character';
+import type { ApiKeyRepository } from '@crs/persistence/api-keys';
 import { contextOf } from './request-context';
 import { sendError } from './exception.filter';
 

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '../../../../libs/domain/src/errors';
-import type { CommandContext } from '../../../../libs/eventstore/src/command-handling';
+import { DomainError } from '@crs/domain/errors';
+import type { CommandContext } from '@crs/eventstore/command-handling';
 import { authOf } from './auth.hook';
 import { contextOf } from './request-context';
 

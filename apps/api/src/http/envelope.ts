@@ -1,4 +1,4 @@
-import { API_VERSION } from '../config';
+import { API_VERSION } from '@crs/config';
 import type { RequestContext } from './request-context';
 
 export interface Meta {

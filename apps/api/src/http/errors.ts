@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { DomainError, type ErrorKind } from '../../../../libs/domain/src/errors';
+import { DomainError, type ErrorKind } from '@crs/domain/errors';
 
 /** Every failure becomes (status, code, message, detail?). Codes are stable and listed in docs/errors.md. */
 export interface MappedError {

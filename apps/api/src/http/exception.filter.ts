@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope } from './envelope';
-import { DomainError } from '../../../../libs/domain/src/errors';
+import { DomainError } from '@crs/domain/errors';
 import { mapError } from './errors';
 import { mediaTypeOf, unsupportedMediaType } from './media-type';
 import { contextOf } from './request-context';

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '../../../../libs/domain/src/errors';
+import { DomainError } from '@crs/domain/errors';
 
 export const MULTIPART_ROUTES: readonly string[] = ['/context/ingest', '/ingestion/upload_knowledge'];
 

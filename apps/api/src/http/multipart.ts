@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendError } from './exception.filter';
 import { MULTIPART_ROUTES, unsupportedMediaType } from './media-type';
-import { DomainError, invalid } from '../../../../libs/domain/src/errors';
+import { DomainError, invalid } from '@crs/domain/errors';
 
 /** Upload limits (docs/ingestion.md). */
 export const UPLOAD_LIMITS = {

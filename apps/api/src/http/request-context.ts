@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ApiKeyRecord } from '../../../../libs/persistence/src/api-keys';
+import type { ApiKeyRecord } from '@crs/persistence/api-keys';
 
 /** A deprecation notice as the spec defines it (meta.deprecation[]). */
 export interface DeprecationNotice {

@@ -1,5 +1,5 @@
-import { invalid, notFound } from '../../../../libs/domain/src/errors';
-import { assertCollectionName } from '../../../../libs/domain/src/names';
+import { invalid, notFound } from '@crs/domain/errors';
+import { assertCollectionName } from '@crs/domain/names';
 import { addDeprecation, type RequestContext } from './request-context';
 
 /** A validation error about a value sent under a deprecated name: `detail` names it and its replacement (spec: Errors). */

@@ -1,5 +1,5 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
-import { invalid } from '../../../../libs/domain/src/errors';
+import { invalid } from '@crs/domain/errors';
 
 /** Deprecated request fields and their replacements; a validation error on one of them adds `detail`. */
 export const DEPRECATED_FIELDS: Record<string, string> = { tenant_id: 'database', sub_tenant_id: 'collection', sub_tenant_ids: 'collections' };

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { entityKey } from '../../../../libs/ingestion/src/graph/extract-graph';
-import type { Infrastructure } from '../infrastructure';
-import { INFRASTRUCTURE } from '../tokens';
+import { entityKey } from '@crs/ingestion/graph/extract-graph';
+import type { DataSource } from 'typeorm';
+import { DATA_SOURCE } from '@crs/platform/tokens';
 import type { RankedChunk } from './retrieval.service';
-import { chunksMentioningEntities, entitiesOfChunks, knownEntities, relatedEntities, relationsOfChunks } from '../../../../projections/graph/graph.queries';
+import { chunksMentioningEntities, entitiesOfChunks, knownEntities, relatedEntities, relationsOfChunks } from '@crs/projections/graph/graph.queries';
 
 export interface EntityRef {
   name: string;
@@ -30,7 +30,7 @@ const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndex
  */
 @Injectable()
 export class GraphContextService {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
   /** Entities named in a query: every 1-3 word n-gram of the normalized query that is a known entity. */
   async queryEntities(databaseId: string, query: string): Promise<string[]> {
@@ -38,7 +38,7 @@ export class GraphContextService {
     const grams = new Set<string>();
     for (let n = 1; n <= 3; n++) for (let i = 0; i + n <= words.length; i++) grams.add(words.slice(i, i + n).join(' '));
     if (!grams.size) return [];
-    const rows = await knownEntities(this.infra.ds, databaseId, [...grams]);
+    const rows = await knownEntities(this.ds, databaseId, [...grams]);
     return rows.map((r) => r.entity_key);
   }
 
@@ -46,7 +46,7 @@ export class GraphContextService {
   async chunkEntities(databaseId: string, chunks: { itemKey: string; chunkIndex: number }[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     if (!chunks.length) return out;
-    const rows = await entitiesOfChunks(this.infra.ds, databaseId, chunks.map((c) => c.itemKey), chunks.map((c) => c.chunkIndex));
+    const rows = await entitiesOfChunks(this.ds, databaseId, chunks.map((c) => c.itemKey), chunks.map((c) => c.chunkIndex));
     for (const r of rows) out.set(`${r.item_key}:${r.chunk_index}`, [...(out.get(`${r.item_key}:${r.chunk_index}`) ?? []), r.entity_key]);
     return out;
   }
@@ -54,7 +54,7 @@ export class GraphContextService {
   /** Entities one relation away from the given ones. */
   async neighbours(databaseId: string, keys: string[], limit = 20): Promise<string[]> {
     if (!keys.length) return [];
-    const rows = await relatedEntities(this.infra.ds, databaseId, keys, limit);
+    const rows = await relatedEntities(this.ds, databaseId, keys, limit);
     return rows.map((r) => r.k);
   }
 
@@ -72,7 +72,7 @@ export class GraphContextService {
     // order is total (score, then item key and chunk in byte order), so the survivors of a cut are exactly the
     // best `limit` of the whole ranking.
     for (let pool = limit * 4; ; pool *= 4) {
-      const rows = await chunksMentioningEntities(this.infra.ds, databaseId, keys, keyWeights, scope, pool);
+      const rows = await chunksMentioningEntities(this.ds, databaseId, keys, keyWeights, scope, pool);
       const passed = rows.filter((r) => r.ok);
       if (passed.length >= limit || rows.length < pool) return passed.slice(0, limit).map((r) => ({ itemKey: r.item_key, chunkIndex: r.chunk_index, score: Number(r.score) }));
     }
@@ -83,7 +83,7 @@ export class GraphContextService {
     const empty = { query_paths: [] as ScoredPath[], chunk_relations: [] as ScoredPath[], chunk_id_to_group_ids: {} as Record<string, string[]>, synthesis_context: null as string | null };
     const completed = results.filter((r) => r.item.status === 'completed');
     if (!completed.length) return empty;
-    const rows = await relationsOfChunks(this.infra.ds, databaseId, completed.map((r) => r.item.item_key), completed.map((r) => chunkIndexOf(r.candidate.chunkId)));
+    const rows = await relationsOfChunks(this.ds, databaseId, completed.map((r) => r.item.item_key), completed.map((r) => chunkIndexOf(r.candidate.chunkId)));
     const entity = (key: string, name: string, type: string): EntityRef => ({ name, type, namespace: databaseId, entity_id: key, identifier: key });
     const byChunk = new Map<string, typeof rows>();
     for (const r of rows) byChunk.set(`${r.item_key}:${r.chunk_index}`, [...(byChunk.get(`${r.item_key}:${r.chunk_index}`) ?? []), r]);

@@ -1,5 +1,5 @@
 import { ItemRows } from './retrieval.service';
-import type { ItemCheckRow } from '../../../../projections/items/items.queries';
+import type { ItemCheckRow } from '@crs/projections/items/items.queries';
 
 const row = (key: string) => ({ item_key: key }) as ItemCheckRow;
 

@@ -1,7 +1,10 @@
-import { StepClock } from '../../../../libs/domain/src/step-clock';
-import { configFromEnv } from '../config';
-import type { Infrastructure } from '../infrastructure';
-import { candidatePool, POOL_DEFAULTS } from './pool-size';
+import { StepClock } from '@crs/domain/step-clock';
+import { configFromEnv, type AppConfig } from '@crs/config';
+import type { DataSource } from 'typeorm';
+import type { Embedder } from '@crs/embeddings';
+import type { SearchCatalog } from '@crs/projections/search-index/search-catalog';
+import type { SearchIndex } from '@crs/search/search-index.port';
+import { candidatePool, POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import { RetrievalService } from './retrieval.service';
 
 /** The pool the configuration reads from these variables. */
@@ -27,19 +30,17 @@ describe('retrieval candidate pool', () => {
       keywordSearch: async (_i: string, _q: string, o: { limit: number; fields?: string }) => (limits.push(`keyword ${o.limit} ${o.fields}`), []),
       vectorSearch: async (_i: string, _v: unknown, o: { limit: number; fields?: string }) => (limits.push(`vector ${o.limit} ${o.fields}`), []),
     };
-    const infra = {
-      queryClock: new StepClock(),
-      embedder: { embed: async (texts: string[]) => texts.map(() => Float32Array.from([1, 0])) },
-      search: { entry: async () => ({ name: 'idx', modelId: null, dimensions: 2 }), index },
-    } as unknown as Infrastructure;
-    const ask = async (limit: number, service = new RetrievalService(infra, configFromEnv({}, 'postgres://spec'))) => {
+    const embedder = { embed: async (texts: string[]) => texts.map(() => Float32Array.from([1, 0])) } as unknown as Embedder;
+    const catalog = { entry: async () => ({ name: 'idx', modelId: null, dimensions: 2 }) } as unknown as SearchCatalog;
+    const retrieval = (config: AppConfig) => new RetrievalService(undefined as unknown as DataSource, embedder, catalog, index as unknown as SearchIndex, new StepClock(), config);
+    const ask = async (limit: number, service = retrieval(configFromEnv({}, 'postgres://spec'))) => {
       limits.length = 0;
       await service.retrieve({ databaseId: 'db', stores: ['knowledge'], query: 'q', vectorText: 'q', limit, alpha: 0.5, caller: null, includeApps: true, recencyBias: 0 });
       return [...limits].sort();
     };
     expect(await ask(10)).toEqual(['keyword 30 lean', 'vector 30 lean']);
     expect(await ask(20)).toEqual(['keyword 60 lean', 'vector 60 lean']);
-    const tuned = new RetrievalService(infra, configFromEnv({ RETRIEVAL_POOL_MIN: '50', RETRIEVAL_POOL_FACTOR: '2.5' }, 'postgres://spec'));
+    const tuned = retrieval(configFromEnv({ RETRIEVAL_POOL_MIN: '50', RETRIEVAL_POOL_FACTOR: '2.5' }, 'postgres://spec'));
     expect(await ask(10, tuned)).toEqual(['keyword 50 lean', 'vector 50 lean']);
     expect(await ask(25, tuned)).toEqual(['keyword 63 lean', 'vector 63 lean']);
   });

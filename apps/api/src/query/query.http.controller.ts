@@ -6,7 +6,6 @@ import { commandContext } from '../http/command-context';
 import { LegacyResponse } from '../http/envelope.interceptor';
 import { addDeprecation, contextOf } from '../http/request-context';
 import { readScope } from '../http/scope';
-import { DATABASE_DIRECTORY } from '../tokens';
 import { DatabaseDirectory } from '../databases/database-directory';
 import { QueryRequest } from './query.request.dto';
 import { QueryService, queryCollections } from './query.service';
@@ -14,7 +13,7 @@ import { QueryService, queryCollections } from './query.service';
 @ApiTags('query')
 @Controller()
 export class QueryController {
-  constructor(private readonly queries: QueryService, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly queries: QueryService, private readonly directory: DatabaseDirectory) {}
 
   @Post('query')
   @HttpCode(200)

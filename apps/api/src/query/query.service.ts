@@ -1,14 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { callerPrincipals } from '../../../../libs/domain/src/acl';
-import { invalid } from '../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../libs/domain/src/names';
-import { streams } from '../../../../libs/domain/src/streams';
-import { metadataFor, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { isIndexedMetadataKey, METADATA_KEY_RULE } from '../../../../libs/search/src/metadata-filter-tokens';
-import type { Scalar, Store } from '../../../../libs/search/src/search-index.port';
+import { callerPrincipals } from '@crs/domain/acl';
+import { invalid } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
+import { streams } from '@crs/domain/streams';
+import { metadataFor, type CommandContext } from '@crs/eventstore/command-handling';
+import { isIndexedMetadataKey, METADATA_KEY_RULE } from '@crs/search/metadata-filter-tokens';
+import type { Scalar, Store } from '@crs/search/search-index.port';
 import type { DatabaseRecord } from '../databases/database-directory';
-import type { Infrastructure } from '../infrastructure';
-import { INFRASTRUCTURE } from '../tokens';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
+import type { Embedder } from '@crs/embeddings';
+import type { StepClock } from '@crs/domain/step-clock';
+import { EMBEDDER, EVENT_STORE, PROJECTION_RUNNER, QUERY_STEP_CLOCK } from '@crs/platform/tokens';
 import { MAX_RESULTS_DEFAULT, type QueryRequest } from './query.request.dto';
 import { RetrievalService, type RankedChunk } from './retrieval.service';
 import { ThinkingService } from './thinking.service';
@@ -28,7 +31,10 @@ export interface QueryOptions {
 @Injectable()
 export class QueryService {
   constructor(
-    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PROJECTION_RUNNER) private readonly runner: ProjectionRunner,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
+    @Inject(QUERY_STEP_CLOCK) private readonly queryClock: StepClock,
     private readonly retrieval: RetrievalService,
     private readonly thinking: ThinkingService,
     private readonly graph: GraphContextService,
@@ -36,12 +42,12 @@ export class QueryService {
 
   async run(ctx: CommandContext, db: DatabaseRecord, body: QueryRequest, collections: string[] | undefined) {
     const started = Date.now();
-    const clock = this.infra.queryClock;
+    const clock = this.queryClock;
     const clockStarted = process.hrtime.bigint();
     if (body.operator && body.query_by !== 'text') throw invalid('operator is only allowed with query_by "text"');
     // A database whose embedder is not this service's (a configuration change before `crs databases reembed`)
     // is ranked by keywords only: vectors of two models are never compared.
-    const sameVectorSpace = db.embedder.modelId === this.infra.embedder.modelId;
+    const sameVectorSpace = db.embedder.modelId === this.embedder.modelId;
     const alpha = body.query_by === 'text' || !sameVectorSpace ? 0 : resolveAlpha(body.alpha);
     const type = body.type ?? 'all';
     const stores: Store[] = type === 'all' ? ['knowledge', 'memory'] : [type];
@@ -120,8 +126,8 @@ export class QueryService {
     latencyMs: number,
   ) {
     const requestId = ctx.requestId!;
-    const position = this.infra.runner.position('items');
-    await this.infra.store.append(
+    const position = this.runner.position('items');
+    await this.store.append(
       streams.query(db.id, requestId),
       [{
         type: 'QueryRecorded',

@@ -1,15 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { isVisible } from '../../../../libs/domain/src/acl';
-import { applyRecency, fuseScores } from '../../../../libs/domain/src/ranking';
-import type { KeywordOperator, LeanCandidate, SearchFilter, Store } from '../../../../libs/search/src/search-index.port';
-import type { AppConfig } from '../config';
-import type { Infrastructure } from '../infrastructure';
-import type { IndexRef } from '../../../worker/src/search/search-catalog';
-import { sameVectorSpace } from '../../../../libs/embeddings/src';
-import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
-import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '../../../../projections/items/items.queries';
-import { type ContextWeights, lendScores, type Neighbour } from './conversation-context';
-import { candidatePool, type PoolSize } from './pool-size';
+import { isVisible } from '@crs/domain/acl';
+import { applyRecency, fuseScores } from '@crs/domain/ranking';
+import type { KeywordOperator, LeanCandidate, SearchFilter, Store, SearchIndex } from '@crs/search/search-index.port';
+import type { AppConfig } from '@crs/config';
+import type { DataSource } from 'typeorm';
+import { type Embedder, sameVectorSpace } from '@crs/embeddings';
+import type { SearchCatalog, IndexRef } from '@crs/projections/search-index/search-catalog';
+import type { StepClock } from '@crs/domain/step-clock';
+import { APP_CONFIG, DATA_SOURCE, EMBEDDER, QUERY_STEP_CLOCK, SEARCH_CATALOG, SEARCH_INDEX } from '@crs/platform/tokens';
+import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '@crs/projections/items/items.queries';
+import { type ContextWeights, lendScores, type Neighbour } from '@crs/domain/retrieval/conversation-context';
+import { candidatePool, type PoolSize } from '@crs/domain/retrieval/pool-size';
 
 export interface RetrievalRequest {
   databaseId: string;
@@ -60,7 +61,11 @@ export class RetrievalService {
   private readonly pool: PoolSize;
 
   constructor(
-    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
+    @Inject(SEARCH_CATALOG) private readonly catalog: SearchCatalog,
+    @Inject(SEARCH_INDEX) private readonly searchIndex: SearchIndex,
+    @Inject(QUERY_STEP_CLOCK) private readonly queryClock: StepClock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.context = config.retrieval.context;
@@ -76,7 +81,7 @@ export class RetrievalService {
       return hit;
     }
     // embedOnce: a fast in-process embedder skips the Postgres cache (a read and a write per new query text).
-    const embedder = this.infra.embedder;
+    const embedder = this.embedder;
     const pending = (embedder.embedOnce ? embedder.embedOnce([text]) : embedder.embed([text])).then((v) => v[0]);
     this.queryVectors.set(text, pending);
     pending.catch(() => this.queryVectors.get(text) === pending && this.queryVectors.delete(text));
@@ -89,7 +94,7 @@ export class RetrievalService {
    * re-embed swaps the index first and records the change after: in between, vectors of two models are never compared.
    */
   queryVectorsFit(ref: IndexRef): boolean {
-    return ref.modelId === null || sameVectorSpace({ modelId: ref.modelId, dimensions: ref.dimensions }, this.infra.embedder);
+    return ref.modelId === null || sameVectorSpace({ modelId: ref.modelId, dimensions: ref.dimensions }, this.embedder);
   }
 
   async retrieve(req: RetrievalRequest): Promise<RankedChunk[]> {
@@ -104,7 +109,7 @@ export class RetrievalService {
       additionalMetadata: req.additionalMetadata,
       itemIds: req.itemKeys,
     };
-    const clock = this.infra.queryClock;
+    const clock = this.queryClock;
     const vectorPromise: Promise<Float32Array | null> = req.alpha > 0 ? clock.timed('embed', 1, () => this.embedQuery(req.vectorText)) : Promise.resolve(null);
     // Unhandled until awaited below: a failed embedding must not become an unhandled rejection meanwhile.
     vectorPromise.catch(() => undefined);
@@ -114,7 +119,7 @@ export class RetrievalService {
     const rows = new ItemRows((keys) => this.items(req.databaseId, keys));
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
-        const ref = await this.infra.search.entry(req.databaseId, store);
+        const ref = await this.catalog.entry(req.databaseId, store);
         if (!ref) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[] };
         const index = ref.name;
         const load = (hits: LeanCandidate[]) => clock.timed(`read_model.${store}`, 1, () => rows.load(hits.map((c) => c.itemId))).then(() => hits);
@@ -122,11 +127,11 @@ export class RetrievalService {
         const [kw, vec] = await Promise.all([
           req.alpha < 1 && req.query.trim()
             ? clock
-                .timed(`engine.keyword.${store}`, 1, () => this.infra.search.index.keywordSearch(index, req.query, { limit: pool, filter, operator: req.operator, fields: 'lean' }))
+                .timed(`engine.keyword.${store}`, 1, () => this.searchIndex.keywordSearch(index, req.query, { limit: pool, filter, operator: req.operator, fields: 'lean' }))
                 .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now, rows)) : hits))
                 .then(load)
             : Promise.resolve([]),
-          vectorPromise.then((v) => (v && this.queryVectorsFit(ref) ? clock.timed(`engine.vector.${store}`, 1, () => this.infra.search.index.vectorSearch(index, v, { limit: pool, filter, fields: 'lean' })).then(load) : [])),
+          vectorPromise.then((v) => (v && this.queryVectorsFit(ref) ? clock.timed(`engine.vector.${store}`, 1, () => this.searchIndex.vectorSearch(index, v, { limit: pool, filter, fields: 'lean' })).then(load) : [])),
         ]);
         return { kw, vec };
       }),
@@ -168,7 +173,7 @@ export class RetrievalService {
     // neighbours of a hit that fails the checks are dropped below.
     const [, runsOf] = await Promise.all([
       rows.load(hits.map((h) => h.itemId)),
-      conversationNeighbours(this.infra.ds, req.databaseId, lenderKeys, after.length, before.length),
+      conversationNeighbours(this.ds, req.databaseId, lenderKeys, after.length, before.length),
     ]);
     const own = new Map<string, number>();
     for (const h of lenders) {
@@ -194,7 +199,7 @@ export class RetrievalService {
     const fresh = [...lent.keys()].filter((key) => !inHits.has(key));
     if (fresh.length) {
       // The neighbours' chunks under the same pushed-down filters, and their rows for the checks in retrieve().
-      const [docs] = await Promise.all([this.infra.search.index.listChunks(index, { filter: { ...filter, itemIds: fresh }, fields: 'lean' }), rows.load(fresh)]);
+      const [docs] = await Promise.all([this.searchIndex.listChunks(index, { filter: { ...filter, itemIds: fresh }, fields: 'lean' }), rows.load(fresh)]);
       for (const d of docs) out.push({ chunkId: d.chunkId, itemId: d.itemId, score: lent.get(d.itemId)!, doc: d });
     }
     return out.sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));
@@ -216,7 +221,7 @@ export class RetrievalService {
 
   async items(databaseId: string, keys: string[]): Promise<Map<string, ItemCheckRow>> {
     if (!keys.length) return new Map();
-    const rows = await itemsToCheck(this.infra.ds, databaseId, keys);
+    const rows = await itemsToCheck(this.ds, databaseId, keys);
     return new Map(rows.map((r) => [r.item_key, r]));
   }
 }

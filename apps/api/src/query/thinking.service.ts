@@ -1,14 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { dot } from '../../../../libs/embeddings/src';
-import { applyRecency } from '../../../../libs/domain/src/ranking';
-import type { Candidate, ChunkDoc, LeanCandidate, Store } from '../../../../libs/search/src/search-index.port';
-import type { AppConfig } from '../config';
-import type { Infrastructure } from '../infrastructure';
-import { APP_CONFIG, INFRASTRUCTURE } from '../tokens';
+import { dot } from '@crs/embeddings';
+import { applyRecency } from '@crs/domain/ranking';
+import type { Candidate, ChunkDoc, LeanCandidate, Store, SearchIndex } from '@crs/search/search-index.port';
+import type { AppConfig } from '@crs/config';
+import type { DataSource } from 'typeorm';
+import type { SearchCatalog } from '@crs/projections/search-index/search-catalog';
+import type { StepClock } from '@crs/domain/step-clock';
+import { APP_CONFIG, DATA_SOURCE, QUERY_STEP_CLOCK, SEARCH_CATALOG, SEARCH_INDEX } from '@crs/platform/tokens';
 import { GraphContextService } from './graph-context.service';
 import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
-import type { ThinkingWeights } from './thinking-weights';
-import { itemKeysWithIds } from '../../../../projections/items/items.queries';
+import type { ThinkingWeights } from '@crs/domain/retrieval/thinking-weights';
+import { itemKeysWithIds } from '@crs/projections/items/items.queries';
 
 const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));
 
@@ -24,7 +26,10 @@ export class ThinkingService {
   private readonly tuning: ThinkingWeights;
 
   constructor(
-    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(SEARCH_CATALOG) private readonly catalog: SearchCatalog,
+    @Inject(SEARCH_INDEX) private readonly searchIndex: SearchIndex,
+    @Inject(QUERY_STEP_CLOCK) private readonly queryClock: StepClock,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly retrieval: RetrievalService,
     private readonly graph: GraphContextService,
@@ -35,7 +40,7 @@ export class ThinkingService {
   async retrieve(req: RetrievalRequest): Promise<{ ranked: RankedChunk[]; queryKeys: string[] }> {
     // Independent steps run together: the query's entities and their neighbours while the base retrieval runs,
     // then the top hits' entities.
-    const clock = this.infra.queryClock;
+    const clock = this.queryClock;
     const queryKeysP = clock.timed('graph.query_entities', 1, () => this.graph.queryEntities(req.databaseId, req.query));
     const neighboursP = queryKeysP.then((keys) => clock.timed('thinking.neighbours', 1, () => this.graph.neighbours(req.databaseId, keys, this.tuning.neighbours)));
     neighboursP.catch(() => undefined); // awaited below
@@ -67,14 +72,14 @@ export class ThinkingService {
     const now = Date.now();
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
-        const ref = await this.infra.search.entry(req.databaseId, store as Store);
+        const ref = await this.catalog.entry(req.databaseId, store as Store);
         if (!ref) return { docs: [], vectorsFit: false };
         const index = ref.name;
         const wanted = [
           ...base.filter((r) => r.item.store === store).map((r) => r.candidate.chunkId),
           ...expansion.filter((e) => newItems.get(e.itemKey)?.store === store && !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => `${e.itemKey}:${e.chunkIndex}`),
         ];
-        const docs = await clock.timed(`thinking.vectors.${store}`, 1, () => this.infra.search.index.getChunks(index, wanted));
+        const docs = await clock.timed(`thinking.vectors.${store}`, 1, () => this.searchIndex.getChunks(index, wanted));
         return { docs, vectorsFit: this.retrieval.queryVectorsFit(ref) };
       }),
     );
@@ -124,11 +129,11 @@ export class ThinkingService {
     for (const r of results) {
       const ids = (r.item.relations ?? []).filter((id) => id !== r.item.item_id);
       if (!ids.length) continue;
-      const rows = await itemKeysWithIds(this.infra.ds, req.databaseId, r.item.collection, r.item.store, ids);
+      const rows = await itemKeysWithIds(this.ds, req.databaseId, r.item.collection, r.item.store, ids);
       const items = await this.retrieval.items(req.databaseId, rows.map((x) => x.item_key));
-      const index = await this.infra.search.indexName(req.databaseId, r.item.store);
+      const index = await this.catalog.indexName(req.databaseId, r.item.store);
       if (!index || !items.size) continue;
-      const docs = await this.infra.search.index.listChunks(index, { filter: { itemIds: [...items.keys()] }, limit: 50 });
+      const docs = await this.searchIndex.listChunks(index, { filter: { itemIds: [...items.keys()] }, limit: 50 });
       const linked: RankedChunk[] = [];
       for (const doc of docs) {
         const item = items.get(doc.itemId)!;

@@ -1,16 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, invalid, notFound } from '../../../../libs/domain/src/errors';
-import { streams } from '../../../../libs/domain/src/streams';
-import { decideDelivery, evolveDelivery, initialDelivery, type DeliveryCommand, type DeliveryState } from '../../../../libs/domain/src/webhooks/delivery.decider';
-import { decideWebhook, evolveWebhook, initialWebhook, type WebhookCommand, type WebhookState } from '../../../../libs/domain/src/webhooks/webhook.decider';
-import { WEBHOOK_EVENT_TYPES, type DeliveryEvent, type WebhookEvent } from '../../../../libs/domain/src/webhooks/webhook.events';
-import { testPayload } from '../../../../libs/domain/src/webhooks/webhook-payload';
-import { handleCommand, type CommandContext } from '../../../../libs/eventstore/src/command-handling';
-import { deliveryHeaders, generateSigningSecret } from '../../../worker/src/webhooks/webhook-signing';
-import type { Infrastructure } from '../infrastructure';
+import { DomainError, invalid, notFound } from '@crs/domain/errors';
+import { streams } from '@crs/domain/streams';
+import { decideDelivery, evolveDelivery, initialDelivery, type DeliveryCommand, type DeliveryState } from '@crs/domain/webhooks/delivery.decider';
+import { decideWebhook, evolveWebhook, initialWebhook, type WebhookCommand, type WebhookState } from '@crs/domain/webhooks/webhook.decider';
+import { WEBHOOK_EVENT_TYPES, type DeliveryEvent, type WebhookEvent } from '@crs/domain/webhooks/webhook.events';
+import { testPayload } from '@crs/domain/webhooks/webhook-payload';
+import { handleCommand, type CommandContext } from '@crs/eventstore/command-handling';
+import type { AppConfig } from '@crs/config';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
+import type { RateLimiter } from '@crs/persistence/rate-limiter';
+import {
+  APP_CONFIG,
+  EVENT_STORE,
+  PROJECTION_RUNNER,
+  RATE_LIMITER,
+  SIGNING_SECRET_VAULT,
+  WEBHOOK_DISPATCHER,
+  WEBHOOK_SENDER,
+  WEBHOOK_URL_GUARD,
+} from '@crs/platform/tokens';
+import type { SigningSecretVault } from '@crs/webhooks/signing-secret-vault';
+import type { WebhookDispatcher } from '@crs/webhooks/webhook-dispatcher';
+import type { WebhookSender } from '@crs/webhooks/webhook-sender';
+import { deliveryHeaders, generateSigningSecret } from '@crs/webhooks/webhook-signing';
+import type { WebhookUrlGuard } from '@crs/webhooks/webhook-url-guard';
 import { RateLimitedError } from '../http/errors';
-import { INFRASTRUCTURE } from '../tokens';
 import { WebhookReads } from './webhook-reads';
 
 /** Spec: a supplied signing secret has at least 16 characters. */
@@ -33,11 +49,17 @@ export interface RegisterInput {
  */
 @Injectable()
 export class WebhookCommands {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly reads: WebhookReads) {}
-
-  private get runtime() {
-    return this.infra.webhooks;
-  }
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PROJECTION_RUNNER) private readonly runner: ProjectionRunner,
+    @Inject(RATE_LIMITER) private readonly rateLimiter: RateLimiter,
+    @Inject(WEBHOOK_URL_GUARD) private readonly guard: WebhookUrlGuard,
+    @Inject(SIGNING_SECRET_VAULT) private readonly vault: SigningSecretVault,
+    @Inject(WEBHOOK_SENDER) private readonly sender: WebhookSender,
+    @Inject(WEBHOOK_DISPATCHER) private readonly dispatcher: WebhookDispatcher,
+    private readonly reads: WebhookReads,
+  ) {}
 
   async register(ctx: CommandContext, input: RegisterInput) {
     const generate = booleanField(input.generate_signing_secret, 'generate_signing_secret');
@@ -47,7 +69,7 @@ export class WebhookCommands {
     }
     const secret = supplied !== undefined ? secretField(supplied) : generate ? generateSigningSecret() : null;
     const eventTypes = eventTypesField(input.event_types);
-    const url = await this.runtime.guard.checkRegistration(input.url);
+    const url = await this.guard.checkRegistration(input.url);
     const secretRef = secret ? { secretId: randomUUID(), generated: generate } : undefined;
     const state = await this.onWebhook(ctx, { type: 'Register', url, eventTypes, secret: secretRef }, secretRef && secret ? { id: secretRef.secretId, value: secret } : undefined);
     const configured = state.secretId !== null;
@@ -65,7 +87,7 @@ export class WebhookCommands {
   async remove(ctx: CommandContext) {
     const before = await this.reads.registration(ctx.orgId, { databases: null }); // (an organization key: changes need one)
     await this.onWebhook(ctx, { type: 'Delete' });
-    await this.runtime.vault.deleteExcept(ctx.orgId, null);
+    await this.vault.deleteExcept(ctx.orgId, null);
     return before.registered
       ? { deleted: true, message: 'Webhook registration and its signing secret deleted; no further deliveries will be sent' }
       : { deleted: false, message: 'No webhook was registered' };
@@ -92,7 +114,7 @@ export class WebhookCommands {
   async removeSecret(ctx: CommandContext) {
     const before = await this.reads.registration(ctx.orgId, { databases: null }); // (an organization key: changes need one)
     await this.onWebhook(ctx, { type: 'RemoveSecret' });
-    await this.runtime.vault.deleteExcept(ctx.orgId, null);
+    await this.vault.deleteExcept(ctx.orgId, null);
     return {
       deleted: before.signing_secret_configured,
       signing_secret_configured: false,
@@ -102,17 +124,17 @@ export class WebhookCommands {
 
   /** Sends the synthetic test event to the current registration (no delivery record). */
   async test(orgId: string) {
-    const limit = await this.infra.rateLimiter.consume(orgId, 'webhook-test', TEST_DELIVERY_LIMIT.perMinute, 60);
+    const limit = await this.rateLimiter.consume(orgId, 'webhook-test', TEST_DELIVERY_LIMIT.perMinute, 60);
     if (!limit.allowed) throw new RateLimitedError(limit.retryAfterSeconds, `test deliveries (${TEST_DELIVERY_LIMIT.perMinute} per minute per organization)`);
     const hook = await this.reads.current(orgId);
     if (!hook) throw new DomainError('not_found', 'WEBHOOK_NOT_REGISTERED', 'no indexing webhook is registered for this organization; POST /webhooks/indexing first');
-    const secret = hook.secretId ? await this.runtime.vault.get(orgId, hook.secretId) : null;
+    const secret = hook.secretId ? await this.vault.get(orgId, hook.secretId) : null;
     if (hook.secretId && secret === null) throw new Error('signing secret row missing');
     const now = new Date();
     const payload = testPayload(orgId, `test_${randomUUID()}`, now.toISOString());
     const body = Buffer.from(JSON.stringify(payload), 'utf8');
     const headers = deliveryHeaders({ deliveryId: payload.delivery_id, eventType: payload.event, body, secret, now });
-    const result = await this.runtime.sender.send({ url: hook.url, body, headers, timeoutMs: this.infra.config.webhooks.timeoutMs });
+    const result = await this.sender.send({ url: hook.url, body, headers, timeoutMs: this.config.webhooks.timeoutMs });
     return {
       delivered: result.ok,
       status_code: result.statusCode,
@@ -129,15 +151,15 @@ export class WebhookCommands {
       throw new DomainError('conflict', 'DELIVERY_NOT_RETRYABLE', `delivery ${deliveryId} is being sent right now; only failed or permanently_failed deliveries can be retried`);
     }
     const out = await handleCommand<DeliveryState, DeliveryEvent, DeliveryCommand>(
-      this.infra.store,
+      this.store,
       streams.webhookDelivery(deliveryId),
       { initial: initialDelivery, evolve: evolveDelivery },
       decideDelivery,
       { type: 'RequestRetry', deliveryId },
       { ...ctx, databaseId: record.databaseId },
     );
-    if (out.position !== null) await this.infra.runner.waitFor(out.position, ['webhook-outbox'], this.infra.config.projectionWaitMs);
-    this.runtime.dispatcher.wake();
+    if (out.position !== null) await this.runner.waitFor(out.position, ['webhook-outbox'], this.config.projectionWaitMs);
+    this.dispatcher.wake();
     return { delivery_id: deliveryId, queued: true, message: 'Delivery queued for retry with a fresh retry schedule' };
   }
 
@@ -146,13 +168,13 @@ export class WebhookCommands {
    * sealed in the vault first and becomes current with the event (then older ones are deleted).
    */
   private async onWebhook(ctx: CommandContext, command: WebhookCommand, newSecret?: { id: string; value: string }): Promise<WebhookState> {
-    const vault = this.runtime.vault;
+    const vault = this.vault;
     if (newSecret) await vault.put(ctx.orgId, newSecret.id, newSecret.value);
     let before = initialWebhook();
     let out;
     try {
       out = await handleCommand<WebhookState, WebhookEvent, WebhookCommand>(
-        this.infra.store,
+        this.store,
         streams.webhook(ctx.orgId),
         { initial: initialWebhook, evolve: evolveWebhook },
         (c, state) => {
@@ -166,7 +188,7 @@ export class WebhookCommands {
       if (newSecret) await vault.delete(ctx.orgId, newSecret.id).catch(() => undefined);
       throw err;
     }
-    if (out.position !== null) await this.infra.runner.waitFor(out.position, ['webhook-outbox'], this.infra.config.projectionWaitMs);
+    if (out.position !== null) await this.runner.waitFor(out.position, ['webhook-outbox'], this.config.projectionWaitMs);
     if (newSecret) await vault.deleteExcept(ctx.orgId, newSecret.id);
     return out.events.reduce(evolveWebhook, before);
   }

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { invalid } from '../../../../libs/domain/src/errors';
-import { DELIVERY_STATUSES, type VisibleDeliveryStatus } from '../../../../libs/domain/src/webhooks/webhook.events';
-import { DATA_SOURCE } from '../tokens';
-import { findDelivery, findRegistration, listDeliveries, type ListedDeliveryRow } from '../../../../projections/webhook-outbox/webhook-outbox.queries';
+import { invalid } from '@crs/domain/errors';
+import { DELIVERY_STATUSES, type VisibleDeliveryStatus } from '@crs/domain/webhooks/webhook.events';
+import { DATA_SOURCE } from '@crs/platform/tokens';
+import { findDelivery, findRegistration, listDeliveries, type ListedDeliveryRow } from '@crs/projections/webhook-outbox/webhook-outbox.queries';
 
 export interface RegistrationView {
   registered: boolean;

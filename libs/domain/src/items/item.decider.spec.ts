@@ -1,4 +1,4 @@
-import { deciderSpec } from '../../../../test/support/decider-spec';
+import { deciderSpec } from '@crs/test/support/decider-spec';
 import { decideItem, evolveItem, initialItem } from './item.decider';
 import type { IndexingStatus, ItemEvent, ItemIngested } from './item.events';
 

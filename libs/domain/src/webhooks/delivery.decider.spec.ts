@@ -1,4 +1,4 @@
-import { deciderSpec } from '../../../../test/support/decider-spec';
+import { deciderSpec } from '@crs/test/support/decider-spec';
 import { decideDelivery, evolveDelivery, initialDelivery, nextDelayMs, parseRetrySchedule, type RetryPolicy, type SendResult } from './delivery.decider';
 import type { DeliveryAttempted, DeliveryEvent } from './webhook.events';
 

@@ -1,4 +1,4 @@
-import { deciderSpec } from '../../../../test/support/decider-spec';
+import { deciderSpec } from '@crs/test/support/decider-spec';
 import { decideWebhook, evolveWebhook, initialWebhook } from './webhook.decider';
 import type { WebhookEvent } from './webhook.events';
 

@@ -1,13 +1,13 @@
-import { characterLength } from '../../../../../libs/domain/src/text-length';
+import { characterLength } from '@crs/domain/text-length';
 import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { invalid, notFound } from '../../../../../libs/domain/src/errors';
+import { invalid, notFound } from '@crs/domain/errors';
 import { authOf } from '../../http/auth.hook';
 import { LegacyResponse } from '../../http/envelope.interceptor';
 import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DATABASE_DIRECTORY, DATA_SOURCE } from '../../tokens';
+import { DATA_SOURCE } from '@crs/platform/tokens';
 import { DatabaseDirectory } from '../../databases/database-directory';
 import type { DataSource } from 'typeorm';
 import { foundEntries, itemStatuses } from '../item-status';
@@ -39,7 +39,7 @@ function idList(single: unknown[], lists: unknown[]): string[] {
 @ApiTags('context')
 @Controller()
 export class ContextStatusController {
-  constructor(@Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory, @Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+  constructor(private readonly directory: DatabaseDirectory, @Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
   @Get('context/status')
   @ApiOperation({ summary: 'Indexing status of items: ?database=&id=<id> or repeated &ids=<a>&ids=<b> (comma-separated also accepted), optional collection' })

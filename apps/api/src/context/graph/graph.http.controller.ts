@@ -1,19 +1,20 @@
 import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { callerPrincipals, isVisible } from '../../../../../libs/domain/src/acl';
-import { invalid, notFound } from '../../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
-import { entityKey } from '../../../../../libs/ingestion/src/graph/extract-graph';
+import { callerPrincipals, isVisible } from '@crs/domain/acl';
+import { invalid, notFound } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
+import { entityKey } from '@crs/ingestion/graph/extract-graph';
 import { authOf } from '../../http/auth.hook';
 import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { INFRASTRUCTURE } from '../../tokens';
-import type { Infrastructure } from '../../infrastructure';
+import { DATA_SOURCE } from '@crs/platform/tokens';
+import { DatabaseDirectory } from '../../databases/database-directory';
+import type { DataSource } from 'typeorm';
 import { parseStoreType } from '../item-view';
-import { entitiesOfItems, relationsInCollection, relationsOfEntity } from '../../../../../projections/graph/graph.queries';
-import { servedItemsWithId } from '../../../../../projections/items/items.queries';
-import type { Store } from '../../../../../libs/domain/src/items/item.events';
+import { entitiesOfItems, relationsInCollection, relationsOfEntity } from '@crs/projections/graph/graph.queries';
+import { servedItemsWithId } from '@crs/projections/items/items.queries';
+import type { Store } from '@crs/domain/items/item.events';
 
 const PARAMS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'id', 'type', 'limit', 'cursor', 'acl', 'entity']);
 
@@ -26,7 +27,7 @@ const PARAMS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 
 @ApiTags('context')
 @Controller()
 export class GraphController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource, private readonly directory: DatabaseDirectory) {}
 
   @Get('context/relations')
   @ApiOperation({ summary: 'Graph triplets: ?database=&id=<item id, omit for the whole collection>&limit=(1-500, default 100)&cursor=<number>&acl=...' })
@@ -34,7 +35,7 @@ export class GraphController {
     const { db, collection, caller } = await this.scope(req, query);
     const limit = num(query.limit, 'limit', 100, 1, 500);
     const cursor = num(query.cursor, 'cursor', 0, 0, 1e9);
-    const rows = await relationsInCollection(this.infra.ds, db.id, collection, query.id !== undefined ? { id: String(query.id), store: parseStoreType(query.type) } : undefined);
+    const rows = await relationsInCollection(this.ds, db.id, collection, query.id !== undefined ? { id: String(query.id), store: parseStoreType(query.type) } : undefined);
     const visible = rows.filter((r) => isVisible(r.acl, caller));
     if (query.id !== undefined) echoSourceType(contextOf(req), await this.items(db.id, collection, String(query.id), caller, parseStoreType(query.type)));
     // One entry per (source, target) pair in a chunk, carrying its evidence.
@@ -60,7 +61,7 @@ export class GraphController {
     const seen = await this.items(db.id, collection, query.id, caller);
     if (!seen.length) throw notFound('ITEM_NOT_FOUND', `no item with id '${query.id}'`);
     echoSourceType(contextOf(req), seen);
-    const rows = await entitiesOfItems(this.infra.ds, db.id, seen.map((i) => i.item_key));
+    const rows = await entitiesOfItems(this.ds, db.id, seen.map((i) => i.item_key));
     return { id: query.id, entities: rows.map((r) => ({ ...entity(db.id, r.entity_key, r.name, r.type), mentions: r.mentions })) };
   }
 
@@ -70,7 +71,7 @@ export class GraphController {
     const { db, collection, caller } = await this.scope(req, query);
     if (typeof query.entity !== 'string' || !query.entity) throw invalid('entity is required');
     const key = entityKey(query.entity);
-    const rows = await relationsOfEntity(this.infra.ds, db.id, collection, key);
+    const rows = await relationsOfEntity(this.ds, db.id, collection, key);
     const byNeighbour = new Map<string, { entity: unknown; relations: unknown[] }>();
     for (const r of rows.filter((x) => isVisible(x.acl, caller))) {
       const [nk, nn, nt] = r.source_key === key ? [r.target_key, r.tn, r.tt] : [r.source_key, r.sn, r.st];
@@ -84,7 +85,7 @@ export class GraphController {
 
   /** The items with this id in the collection (one per store, or the one of `store`) that are served and the caller may see. */
   private async items(databaseId: string, collection: string, id: string, caller: string[] | null, store?: Store) {
-    const rows = await servedItemsWithId(this.infra.ds, databaseId, collection, id, store);
+    const rows = await servedItemsWithId(this.ds, databaseId, collection, id, store);
     return rows.filter((i) => isVisible(i.acl, caller));
   }
 
@@ -93,7 +94,7 @@ export class GraphController {
     const ctx = contextOf(req);
     const scope = readScope(ctx, query, { requireDatabase: true });
     const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
-    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
+    const db = await this.directory.resolve(authOf(req), scope.database!);
     const acl = query.acl === undefined ? undefined : Array.isArray(query.acl) ? query.acl : [query.acl];
     return { db, collection, caller: callerPrincipals(acl) };
   }

@@ -1,21 +1,20 @@
 import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { invalid } from '../../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { invalid } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { LegacyResponse } from '../../http/envelope.interceptor';
 import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../../databases/database-directory';
 import { IngestionService } from '../ingestion.service';
 
 @ApiTags('legacy')
 @Controller()
 export class AddMemoryController {
-  constructor(private readonly ingestion: IngestionService, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly ingestion: IngestionService, private readonly directory: DatabaseDirectory) {}
 
   @Post('memories/add_memory')
   @HttpCode(200)

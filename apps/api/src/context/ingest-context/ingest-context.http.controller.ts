@@ -1,15 +1,14 @@
 import { Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { invalid } from '../../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { invalid } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { LegacyResponse } from '../../http/envelope.interceptor';
 import { booleanField, field, jsonField, readMultipart, type MultipartBody } from '../../http/multipart';
 import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../../databases/database-directory';
 import { IngestionService, type FileMetadataEntry } from '../ingestion.service';
 
@@ -19,7 +18,7 @@ const KNOWN_FIELDS = new Set(['type', 'database', 'tenant_id', 'collection', 'su
 @ApiTags('context')
 @Controller()
 export class IngestContextController {
-  constructor(private readonly ingestion: IngestionService, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly ingestion: IngestionService, private readonly directory: DatabaseDirectory) {}
 
   @Post('context/ingest')
   @HttpCode(200)

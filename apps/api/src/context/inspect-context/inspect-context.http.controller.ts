@@ -1,14 +1,16 @@
 import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { callerPrincipals, isVisible } from '../../../../../libs/domain/src/acl';
-import { invalid, notFound } from '../../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { callerPrincipals, isVisible } from '@crs/domain/acl';
+import { invalid, notFound } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
 import { authOf } from '../../http/auth.hook';
 import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { INFRASTRUCTURE } from '../../tokens';
-import type { Infrastructure } from '../../infrastructure';
+import { BLOB_STORE, DATA_SOURCE } from '@crs/platform/tokens';
+import { DatabaseDirectory } from '../../databases/database-directory';
+import type { DataSource } from 'typeorm';
+import type { BlobStore } from '@crs/persistence/blob-store';
 import { findItem, parseStoreType } from '../item-view';
 import { aclDigest, PRESIGNED_EXPIRY, PresignedUrls } from '../presigned-urls';
 
@@ -18,7 +20,12 @@ export const INSPECT_MAX_BYTES = 10 * 1024 * 1024;
 @ApiTags('context')
 @Controller()
 export class InspectContextController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly presigned: PresignedUrls) {}
+  constructor(
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    private readonly directory: DatabaseDirectory,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly presigned: PresignedUrls,
+  ) {}
 
   @Get('context/inspect')
   @ApiOperation({
@@ -34,8 +41,8 @@ export class InspectContextController {
     if (!['content', 'url', 'both'].includes(mode)) throw invalid("mode must be 'content', 'url' or 'both'");
     const exp = mode === 'content' ? null : this.presigned.expiryOf(query.expiry_seconds);
     const auth = authOf(req);
-    const db = await this.infra.directory.resolve(auth, scope.database!);
-    const item = await findItem(this.infra.ds, db.id, collection, query.id, parseStoreType(query.type));
+    const db = await this.directory.resolve(auth, scope.database!);
+    const item = await findItem(this.ds, db.id, collection, query.id, parseStoreType(query.type));
     const caller = callerPrincipals(query.acl === undefined ? undefined : Array.isArray(query.acl) ? query.acl : [query.acl]);
     if (!isVisible(item.acl, caller) || (item.expires_at && new Date(item.expires_at).getTime() <= Date.now())) throw notFound('ITEM_NOT_FOUND', `no item with id '${query.id}'`);
     echoSourceType(ctx, [item]);
@@ -58,7 +65,7 @@ export class InspectContextController {
     };
     if (mode === 'url') return { ...base, message: 'presigned URL returned: it serves the content without an API key until it expires' };
     if (size > INSPECT_MAX_BYTES) return { ...base, message: `content is larger than ${INSPECT_MAX_BYTES} bytes; not returned inline${presigned ? ' (the presigned URL serves it)' : ''}` };
-    const bytes = await this.infra.blobs.get(db.id, item.content_sha256);
+    const bytes = await this.blobs.get(db.id, item.content_sha256);
     const textual = item.pairs || /^text\/|json|csv|xml|markdown|html/.test(item.content_type);
     return textual ? { ...base, content: bytes.toString('utf8'), message: 'content returned' } : { ...base, content_base64: bytes.toString('base64'), message: 'binary content returned as base64' };
   }

@@ -1,16 +1,18 @@
 import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { callerPrincipals } from '../../../../../libs/domain/src/acl';
-import { invalid } from '../../../../../libs/domain/src/errors';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
+import { callerPrincipals } from '@crs/domain/acl';
+import { invalid } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
 import { authOf } from '../../http/auth.hook';
 import { contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { INFRASTRUCTURE } from '../../tokens';
-import type { Infrastructure } from '../../infrastructure';
+import { BLOB_STORE, DATA_SOURCE } from '@crs/platform/tokens';
+import { DatabaseDirectory } from '../../databases/database-directory';
+import type { DataSource } from 'typeorm';
+import type { BlobStore } from '@crs/persistence/blob-store';
 import { itemView, parseStoreType } from '../item-view';
-import { inferredFrom, isListableSourceField, listItems, type ItemListFilter, type ItemRow } from '../../../../../projections/items/items.queries';
+import { inferredFrom, isListableSourceField, listItems, type ItemListFilter, type ItemRow } from '@crs/projections/items/items.queries';
 
 const FIELDS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'type', 'ids', 'page', 'page_size', 'filters', 'include_fields', 'acl']);
 const INCLUDE = new Set(['attachments', 'content', 'description', 'document_metadata', 'note', 'relations', 'tenant_metadata', 'timestamp', 'title', 'type', 'url']);
@@ -20,7 +22,11 @@ export const PAGE_SIZE_MAX = 100;
 @ApiTags('context')
 @Controller()
 export class ListContextController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    private readonly directory: DatabaseDirectory,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+  ) {}
 
   @Post('context/list')
   @HttpCode(200)
@@ -35,7 +41,7 @@ export class ListContextController {
     const scope = readScope(ctx, input, { requireDatabase: true });
     const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
     ctx.scope.collection = collection;
-    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
+    const db = await this.directory.resolve(authOf(req), scope.database!);
     const store = parseStoreType(input.type) ?? 'knowledge';
     const page = int(input.page, 'page', 1, 1, 1_000_000);
     const pageSize = int(input.page_size, 'page_size', PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX);
@@ -72,11 +78,11 @@ export class ListContextController {
       }
     }
     // Inferred memories are listed under their source (inferred_content), not as memories of their own.
-    const { total, rows } = await listItems(this.infra.ds, { databaseId: db.id, collection, store, ids, caller, filters: conditions, page, pageSize });
+    const { total, rows } = await listItems(this.ds, { databaseId: db.id, collection, store, ids, caller, filters: conditions, page, pageSize });
     const totalPages = Math.max(1, Math.ceil(total / pageSize));
     const pagination = { page, page_size: pageSize, total, total_pages: totalPages, has_next: page < totalPages, has_previous: page > 1 };
     if (store === 'memory') {
-      const derived = rows.length ? await inferredFrom(this.infra.ds, db.id, collection, rows.map((r) => r.item_id)) : [];
+      const derived = rows.length ? await inferredFrom(this.ds, db.id, collection, rows.map((r) => r.item_id)) : [];
       const user_memories = await Promise.all(
         rows.map(async (r) => {
           const mine = derived.filter((d) => d.additional_metadata?.derived_from === r.item_id);
@@ -94,7 +100,7 @@ export class ListContextController {
 
   /** The item's text as ingested (pairs as a User/Assistant transcript; files only when they are text). */
   private async content(r: ItemRow): Promise<string | null> {
-    const bytes = await this.infra.blobs.get(r.database_id, r.content_sha256).catch(() => null);
+    const bytes = await this.blobs.get(r.database_id, r.content_sha256).catch(() => null);
     if (!bytes) return null;
     if (r.pairs) return (JSON.parse(bytes.toString('utf8')) as { user: string; assistant: string }[]).map((p) => `User: ${p.user}\nAssistant: ${p.assistant}`).join('\n\n');
     if (r.kind === 'file' && !/^text\/|json|csv|markdown|html/.test(r.content_type)) return null;

@@ -1,12 +1,14 @@
 import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { notFound } from '../../../../../libs/domain/src/errors';
-import { itemContent } from '../../../../../projections/items/items.queries';
-import { keyReaches } from '../../databases/database-directory';
+import { notFound } from '@crs/domain/errors';
+import { itemContent } from '@crs/projections/items/items.queries';
+import { keyReaches, DatabaseDirectory } from '../../databases/database-directory';
 import { DirectResponse } from '../../http/envelope.interceptor';
-import { INFRASTRUCTURE } from '../../tokens';
-import type { Infrastructure } from '../../infrastructure';
+import { API_KEYS, BLOB_STORE, DATA_SOURCE } from '@crs/platform/tokens';
+import type { DataSource } from 'typeorm';
+import type { ApiKeyRepository } from '@crs/persistence/api-keys';
+import type { BlobStore } from '@crs/persistence/blob-store';
 import { aclDigest, presignedError, PresignedUrls } from '../presigned-urls';
 
 /** What serving a presigned URL reads of its item. */
@@ -26,7 +28,13 @@ function contentTypeHeader(stored: string): string {
 @Controller()
 @DirectResponse()
 export class PresignedContentController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure, private readonly presigned: PresignedUrls) {}
+  constructor(
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    private readonly directory: DatabaseDirectory,
+    @Inject(API_KEYS) private readonly keys: ApiKeyRepository,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly presigned: PresignedUrls,
+  ) {}
 
   @Get('context/presigned/:token')
   @ApiOperation({
@@ -35,18 +43,18 @@ export class PresignedContentController {
   })
   async content(@Param('token') token: string, @Res() reply: FastifyReply) {
     const claims = this.presigned.verify(token);
-    const key = await this.infra.keys.find(claims.key);
+    const key = await this.keys.find(claims.key);
     if (!key || key.orgId !== claims.org) throw presignedError('PRESIGNED_URL_INVALID', 'this presigned URL names no key of its organization');
     if (key.revokedAt) throw presignedError('PRESIGNED_URL_REVOKED', 'the API key that made this presigned URL was revoked');
     const gone = () => notFound('ITEM_NOT_FOUND', 'the item of this presigned URL no longer exists');
-    const db = await this.infra.directory.findById(claims.org, claims.db);
+    const db = await this.directory.findById(claims.org, claims.db);
     if (!db || db.status === 'deleting') throw gone();
     if (!keyReaches(key, db.name)) throw presignedError('PRESIGNED_URL_REVOKED', 'the API key that made this presigned URL no longer reaches its database');
-    const item = await itemContent(this.infra.ds, db.id, claims.item);
+    const item = await itemContent(this.ds, db.id, claims.item);
     if (!item || (item.expires_at && new Date(item.expires_at).getTime() <= Date.now())) throw gone();
     if (item.content_version !== claims.cv) throw presignedError('PRESIGNED_URL_REVOKED', 'the item was replaced by new content since this presigned URL was made');
     if (aclDigest(item.acl) !== claims.acl) throw presignedError('PRESIGNED_URL_REVOKED', "the item's access list changed since this presigned URL was made");
-    const bytes = await this.infra.blobs.get(db.id, item.content_sha256);
+    const bytes = await this.blobs.get(db.id, item.content_sha256);
     reply
       .header('content-type', contentTypeHeader(item.content_type))
       .header('content-disposition', item.filename ? `inline; filename*=UTF-8''${encodeURIComponent(item.filename)}` : 'inline')

@@ -2,19 +2,23 @@ import { isDeepStrictEqual } from 'node:util';
 import { Body, Controller, Inject, Param, Patch, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { normalizeDocumentAcl } from '../../../../../libs/domain/src/acl';
-import { invalid } from '../../../../../libs/domain/src/errors';
-import { decideItem } from '../../../../../libs/domain/src/items/item.decider';
-import { parseAdditionalMetadata, parseMetadataString } from '../../../../../libs/domain/src/items/item-input';
-import { validateMetadata } from '../../../../../libs/domain/src/metadata-schema';
-import { assertCollectionName, DEFAULT_COLLECTION } from '../../../../../libs/domain/src/names';
-import { decideOnItem } from '../../../../worker/src/item-stream';
+import { normalizeDocumentAcl } from '@crs/domain/acl';
+import { invalid } from '@crs/domain/errors';
+import { decideItem } from '@crs/domain/items/item.decider';
+import { parseAdditionalMetadata, parseMetadataString } from '@crs/domain/items/item-input';
+import { validateMetadata } from '@crs/domain/metadata-schema';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
+import { decideOnItem } from '@crs/eventstore/item-stream';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
-import { INFRASTRUCTURE } from '../../tokens';
-import type { Infrastructure } from '../../infrastructure';
+import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER } from '@crs/platform/tokens';
+import { DatabaseDirectory } from '../../databases/database-directory';
+import type { AppConfig } from '@crs/config';
+import type { DataSource } from 'typeorm';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
 import { findItem, itemView, parseStoreType } from '../item-view';
 
 const FIELDS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant_id', 'type', 'metadata', 'additional_metadata', 'title', 'acl']);
@@ -24,7 +28,13 @@ const QUERY_FIELDS = new Set(['database', 'tenant_id', 'collection', 'sub_tenant
 @ApiTags('context')
 @Controller()
 export class UpdateMetadataController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PROJECTION_RUNNER) private readonly runner: ProjectionRunner,
+    private readonly directory: DatabaseDirectory,
+  ) {}
 
   @Patch('context/:id/metadata')
   @ApiOperation({
@@ -40,8 +50,8 @@ export class UpdateMetadataController {
     const ctx = contextOf(req);
     const scope = readScope(ctx, input, { requireDatabase: true });
     const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
-    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
-    const item = await findItem(this.infra.ds, db.id, collection, id, parseStoreType(input.type));
+    const db = await this.directory.resolve(authOf(req), scope.database!);
+    const item = await findItem(this.ds, db.id, collection, id, parseStoreType(input.type));
 
     // A field whose value is the stored one changes nothing and is left out: a body that changes nothing appends
     // nothing and answers the item as it is (the ACL is compared on the item's stream, in the decider).
@@ -63,12 +73,12 @@ export class UpdateMetadataController {
     const position =
       metadata === undefined && additionalMetadata === undefined && title === undefined && acl === undefined
         ? null
-        : await decideOnItem(this.infra.store, commandContext(req), db.id, item.item_key, (state) => decideItem({ type: 'UpdateMetadata', ids, metadata, additionalMetadata, title, acl }, state));
+        : await decideOnItem(this.store, commandContext(req), db.id, item.item_key, (state) => decideItem({ type: 'UpdateMetadata', ids, metadata, additionalMetadata, title, acl }, state));
     // Visible to the very next request: the read model (authoritative check, so a revocation can never leak)
     // and the search index (which pre-filters, so a grant or a new metadata value is found too).
-    if (position !== null) await this.infra.runner.waitFor(position, ['items', 'search-index'], this.infra.config.projectionWaitMs);
+    if (position !== null) await this.runner.waitFor(position, ['items', 'search-index'], this.config.projectionWaitMs);
     ctx.scope.collection = collection;
     echoSourceType(ctx, [item]);
-    return itemView(await findItem(this.infra.ds, db.id, collection, id, item.store));
+    return itemView(await findItem(this.ds, db.id, collection, id, item.store));
   }
 }

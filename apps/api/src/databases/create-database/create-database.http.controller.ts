@@ -1,18 +1,18 @@
 import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { invalid } from '../../../../../libs/domain/src/errors';
-import { assertDatabaseName } from '../../../../../libs/domain/src/names';
-import { normalizeMetadataSchema } from '../../../../../libs/domain/src/metadata-schema';
-import { DomainError } from '../../../../../libs/domain/src/errors';
+import { invalid } from '@crs/domain/errors';
+import { assertDatabaseName } from '@crs/domain/names';
+import { normalizeMetadataSchema } from '@crs/domain/metadata-schema';
+import { DomainError } from '@crs/domain/errors';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { deprecatedFieldInvalid, readScope } from '../../http/scope';
 import { keyReaches } from '../database-directory';
 import { DatabaseCommands } from '../database-commands';
-import { APP_CONFIG } from '../../tokens';
-import type { AppConfig } from '../../config';
+import { APP_CONFIG } from '@crs/platform/tokens';
+import type { AppConfig } from '@crs/config';
 import { CreateDatabaseRequest } from './create-database.request.dto';
 
 @ApiTags('databases')

@@ -4,24 +4,24 @@ import type { FastifyRequest } from 'fastify';
 import { authOf } from '../../http/auth.hook';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { INFRASTRUCTURE } from '../../tokens';
-import type { Infrastructure } from '../../infrastructure';
-import type { DatabaseRecord } from '../database-directory';
+import { DATA_SOURCE } from '@crs/platform/tokens';
+import { DatabaseDirectory, type DatabaseRecord } from '../database-directory';
+import type { DataSource } from 'typeorm';
 import { ScopeQuery } from '../scope-query.dto';
-import { itemGrowth, itemTotals } from '../../../../../projections/items/items.queries';
+import { itemGrowth, itemTotals } from '@crs/projections/items/items.queries';
 
 const STATUSES = ['queued', 'processing', 'graph_creation', 'completed', 'errored'];
 
 @ApiTags('databases')
 @Controller()
 export class DatabaseStatsController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource, private readonly directory: DatabaseDirectory) {}
 
   @Get('databases/stats')
   @ApiOperation({ summary: 'Load and growth: items by store and status, chunks, bytes, collections, growth per UTC day over the last 30 days (today and the 29 before)' })
   async stats(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const scope = readScope(contextOf(req), query, { requireDatabase: true });
-    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
+    const db = await this.directory.resolve(authOf(req), scope.database!);
     return this.compute(db, scope.collection);
   }
 
@@ -31,7 +31,7 @@ export class DatabaseStatsController {
     const ctx = contextOf(req);
     addDeprecation(ctx, '/tenants', '/databases');
     const scope = readScope(ctx, query, { requireDatabase: true });
-    const db = await this.infra.directory.resolve(authOf(req), scope.database!);
+    const db = await this.directory.resolve(authOf(req), scope.database!);
     const s = await this.compute(db, scope.collection);
     return {
       tenant_id: db.name,
@@ -44,10 +44,10 @@ export class DatabaseStatsController {
   private async compute(db: DatabaseRecord, collection?: string) {
     // From the items read model's running totals; a collection being deleted counts no more.
     const [rows, growth, collections] = await Promise.all([
-      itemTotals(this.infra.ds, db.id, collection),
+      itemTotals(this.ds, db.id, collection),
       // Growth: whole UTC days, today and the 29 before.
-      itemGrowth(this.infra.ds, db.id, collection),
-      this.infra.directory.collections(db.id),
+      itemGrowth(this.ds, db.id, collection),
+      this.directory.collections(db.id),
     ]);
     const byStore = (store: string) => {
       const mine = rows.filter((r) => r.store === store);

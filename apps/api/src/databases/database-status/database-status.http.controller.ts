@@ -4,14 +4,13 @@ import type { FastifyRequest } from 'fastify';
 import { authOf } from '../../http/auth.hook';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../database-directory';
 import { ScopeQuery } from '../scope-query.dto';
 
 @ApiTags('databases')
 @Controller()
 export class DatabaseStatusController {
-  constructor(@Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly directory: DatabaseDirectory) {}
 
   @Get('databases/status')
   @ApiOperation({ summary: 'Provisioning readiness: four flags that turn true as each part is really provisioned' })

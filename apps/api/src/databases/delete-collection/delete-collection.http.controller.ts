@@ -1,12 +1,11 @@
 import { Body, Controller, Delete, HttpCode, Inject, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { invalid } from '../../../../../libs/domain/src/errors';
+import { invalid } from '@crs/domain/errors';
 import { commandContext } from '../../http/command-context';
 import { authOf } from '../../http/auth.hook';
 import { contextOf } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../database-directory';
 import { DatabaseCommands } from '../database-commands';
 import { ScopeQuery } from '../scope-query.dto';
@@ -14,7 +13,7 @@ import { ScopeQuery } from '../scope-query.dto';
 @ApiTags('databases')
 @Controller()
 export class DeleteCollectionController {
-  constructor(private readonly commands: DatabaseCommands, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly commands: DatabaseCommands, private readonly directory: DatabaseDirectory) {}
 
   @Delete('databases/collections')
   @HttpCode(202)

@@ -5,7 +5,6 @@ import { commandContext } from '../../http/command-context';
 import { authOf } from '../../http/auth.hook';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../database-directory';
 import { DatabaseCommands } from '../database-commands';
 import { ScopeQuery } from '../scope-query.dto';
@@ -13,7 +12,7 @@ import { ScopeQuery } from '../scope-query.dto';
 @ApiTags('databases')
 @Controller()
 export class DeleteDatabaseController {
-  constructor(private readonly commands: DatabaseCommands, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly commands: DatabaseCommands, private readonly directory: DatabaseDirectory) {}
 
   @Delete('databases')
   @HttpCode(202)

@@ -3,13 +3,12 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { authOf } from '../../http/auth.hook';
 import { addDeprecation, contextOf } from '../../http/request-context';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { DatabaseDirectory } from '../database-directory';
 
 @ApiTags('databases')
 @Controller()
 export class ListDatabasesController {
-  constructor(@Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly directory: DatabaseDirectory) {}
 
   @Get('databases')
   @ApiOperation({ summary: 'List the databases of the organization that this key can reach' })

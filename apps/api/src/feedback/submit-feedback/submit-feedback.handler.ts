@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { DomainError } from '../../../../../libs/domain/src/errors';
-import type { FeedbackRecorded } from '../../../../../libs/domain/src/feedback/feedback.events';
-import type { NormalizedFeedback } from '../../../../../libs/domain/src/feedback/feedback-input';
-import { streams } from '../../../../../libs/domain/src/streams';
-import { metadataFor, type CommandContext } from '../../../../../libs/eventstore/src/command-handling';
-import type { EventStore } from '../../../../../libs/eventstore/src/event-store.port';
-import type { ApiKeyRecord } from '../../../../../libs/persistence/src/api-keys';
-import type { ProjectionRunner } from '../../../../../libs/persistence/src/projection-runner';
-import type { RateLimiter } from '../../../../../libs/persistence/src/rate-limiter';
-import type { AppConfig } from '../../config';
+import { DomainError } from '@crs/domain/errors';
+import type { FeedbackRecorded } from '@crs/domain/feedback/feedback.events';
+import type { NormalizedFeedback } from '@crs/domain/feedback/feedback-input';
+import { streams } from '@crs/domain/streams';
+import { metadataFor, type CommandContext } from '@crs/eventstore/command-handling';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { ApiKeyRecord } from '@crs/persistence/api-keys';
+import type { ProjectionRunner } from '@crs/persistence/projection-runner';
+import type { RateLimiter } from '@crs/persistence/rate-limiter';
+import type { AppConfig } from '@crs/config';
 import { keyReaches, type DatabaseRecord } from '../../databases/database-directory';
 import { RateLimitedError } from '../../http/errors';
-import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER, RATE_LIMITER } from '../../tokens';
-import { findRecordedQuery } from '../../../../../projections/queries/queries.queries';
+import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER, RATE_LIMITER } from '@crs/platform/tokens';
+import { findRecordedQuery } from '@crs/projections/queries/queries.queries';
 
 export interface FeedbackResponse {
   feedback_id: string;

@@ -1,22 +1,21 @@
 import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '../../../../../libs/domain/src/errors';
-import { normalizeFeedback } from '../../../../../libs/domain/src/feedback/feedback-input';
-import { assertCollectionName } from '../../../../../libs/domain/src/names';
+import { DomainError } from '@crs/domain/errors';
+import { normalizeFeedback } from '@crs/domain/feedback/feedback-input';
+import { assertCollectionName } from '@crs/domain/names';
 import { authOf } from '../../http/auth.hook';
 import { commandContext } from '../../http/command-context';
 import { contextOf, type RequestContext } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { DatabaseDirectory } from '../../databases/database-directory';
-import { DATABASE_DIRECTORY } from '../../tokens';
 import { SubmitFeedbackRequest } from './submit-feedback.request.dto';
 import { SubmitFeedbackHandler } from './submit-feedback.handler';
 
 @ApiTags('feedback')
 @Controller()
 export class SubmitFeedbackController {
-  constructor(private readonly handler: SubmitFeedbackHandler, @Inject(DATABASE_DIRECTORY) private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly handler: SubmitFeedbackHandler, private readonly directory: DatabaseDirectory) {}
 
   @Post('feedback')
   @HttpCode(201)

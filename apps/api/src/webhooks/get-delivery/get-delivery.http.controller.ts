@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { notFound } from '../../../../../libs/domain/src/errors';
+import { notFound } from '@crs/domain/errors';
 import { authOf } from '../../http/auth.hook';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { WebhookReads } from '../webhook-reads';

@@ -1,0 +1,22 @@
+import { configFromEnv } from './config';
+import { THINKING_DEFAULTS, thinkingVariable } from '@crs/domain/retrieval/thinking-weights';
+
+/** The weights the configuration reads from these variables. */
+const thinkingWeights = (env: NodeJS.ProcessEnv) => configFromEnv(env, 'postgres://spec').retrieval.thinking;
+
+describe('thinking weights', () => {
+  it('defaults without overrides, and takes THINKING_<NAME> overrides', () => {
+    expect(thinkingWeights({})).toEqual(THINKING_DEFAULTS);
+    expect(thinkingWeights({ THINKING_GRAPH_WEIGHT: '0.3', THINKING_RRF_K: '60' })).toEqual({ ...THINKING_DEFAULTS, graphWeight: 0.3, rrfK: 60 });
+  });
+  it('refuses a value that is not a non-negative number', () => {
+    expect(() => thinkingWeights({ THINKING_GRAPH_WEIGHT: 'lots' })).toThrow(/THINKING_GRAPH_WEIGHT/);
+    expect(() => thinkingWeights({ THINKING_TOP_HITS: '-1' })).toThrow(/THINKING_TOP_HITS/);
+  });
+  it("names each weight's variable", () => {
+    expect(Object.keys(THINKING_DEFAULTS).map((k) => thinkingVariable(k as keyof typeof THINKING_DEFAULTS))).toEqual([
+      'THINKING_QUERY_ENTITY', 'THINKING_NEIGHBOUR', 'THINKING_HIT_ENTITY', 'THINKING_TOP_HITS',
+      'THINKING_NEIGHBOURS', 'THINKING_EXPANSION', 'THINKING_RRF_K', 'THINKING_GRAPH_WEIGHT',
+    ]);
+  });
+});

@@ -1,0 +1,3 @@
+export { openPlatform, Platform } from './platform';
+export { PlatformModule } from './platform.module';
+export * from './tokens';
