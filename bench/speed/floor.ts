@@ -68,7 +68,9 @@ export class EngineFloor {
   ) {}
 
   static async open(lanceDir: string, names: FloorTables): Promise<EngineFloor> {
-    const db = await connect(lanceDir);
+    // Every read sees the table's newest version, as the service's reads do: the service keeps superseded versions
+    // only SEARCH_VERSION_RETENTION_SECONDS, so a table pinned to the version it was opened at loses its files.
+    const db = await connect(lanceDir, { readConsistencyInterval: 0 });
     const tables: { memory?: Table; knowledge?: Table } = {};
     if (names.memory) tables.memory = await db.openTable(names.memory);
     if (names.knowledge) tables.knowledge = await db.openTable(names.knowledge);
