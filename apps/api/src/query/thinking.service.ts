@@ -7,8 +7,14 @@ import { INFRASTRUCTURE } from '../tokens';
 import { GraphContextService } from './graph-context.service';
 import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
 
-/** Default weights of thinking mode (docs/retrieval.md): entity weights for expansion and the graph's share of the final score. */
-export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0, topHits: 5, neighbours: 10, expansion: 50, rrfK: 10, graphWeight: 0.15 };
+/**
+ * Default weights of thinking mode (docs/retrieval.md): entity weights for expansion and the graph's share of the final
+ * score. Chosen on the SciFact BEIR train split (809 queries, at AUTO_ALPHA), not on the test split: the best nDCG@10
+ * among the settings whose graph still brings a chunk sharing no word with the query into the top 3
+ * (test/e2e/graph-thinking.e2e.ts); graph weight and k on a grid, then each other weight one at a time.
+ * bench/results/quality-train-sweep.md.
+ */
+export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 3, graphWeight: 0.3 };
 
 /** Each weight can be overridden for tuning with `THINKING_<NAME>` (e.g. THINKING_GRAPH_WEIGHT=0.3); bad values are refused at start. */
 export function thinkingWeights(env: NodeJS.ProcessEnv): typeof THINKING_DEFAULTS {
