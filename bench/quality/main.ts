@@ -5,7 +5,7 @@ import { runEnvironment } from '../lib/env';
 import { createProgress } from '../lib/progress';
 import { pipelineSettings, spawnService } from '../lib/service';
 import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from './datasets';
-import { qualityMarkdown, qualityTargets, REFERENCES, type QualityReport } from './report';
+import { qualityMarkdown, qualityTargets, rankingDefaults, REFERENCES, type QualityReport } from './report';
 import { DEFAULT_ALPHAS, qualityConfigs, runQuality, type QualityRun } from './run-quality';
 
 const USAGE = `npm run bench:quality -- [options]
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     progress.log(`service pid ${service.pid} on ${service.baseUrl}, DATA_DIR ${service.dataDir}`);
     try {
       const runEnv = runEnvironment(root);
-      runs.push({ ...(await runQuality(service, { embedder, configs, scifact, locomo, concurrency, progress })), environment: runEnv });
+      runs.push({ ...(await runQuality(service, { embedder, configs, scifact, locomo, concurrency, progress })), environment: runEnv, defaults: rankingDefaults() });
       runs.sort((a, b) => ['glove', 'use'].indexOf(a.embedder) - ['glove', 'use'].indexOf(b.embedder));
     } finally {
       await service.stop();

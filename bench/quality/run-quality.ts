@@ -99,6 +99,13 @@ export interface QualityRun {
   /** requests retried after a 5xx or a network error (0 in a clean run) */
   retries: number;
   wallMs: number;
+  /** the ranking defaults the service ran with (default alpha, thinking weights); runs merged from an earlier report may lack them */
+  defaults?: RankingDefaults;
+}
+
+export interface RankingDefaults {
+  alpha: number;
+  thinking: Record<string, number>;
 }
 
 const INGEST_BATCH = 500;

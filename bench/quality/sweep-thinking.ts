@@ -10,11 +10,13 @@ import { ingestAndWait } from './run-quality';
 
 const USAGE = `node dist/bench/quality/sweep-thinking.js --dataset scifact|locomo --dir <service data dir> [options]
 Tunes settings read at service start (the thinking-mode weights THINKING_*, or any env such as RETRIEVAL_POOL_MIN)
-on the dev data: ingests once into --dir (kept), then restarts the service on the same --dir for every setting and
-runs only the queries.
+and the query's alpha on the dev data: ingests once into --dir (kept), then restarts the service on the same --dir
+for every distinct set of env settings and runs only the queries.
   --ingest                 ingest the dataset into --dir first (a fresh dir)
   --settings 'graph_weight=0,rrf_k=10;graph_weight=0.2,rrf_k=60,hit_entity=0'   per setting, ';' between settings:
-                           a lowercase key is THINKING_<KEY>, an uppercase key (RETRIEVAL_POOL_MIN=30) is used as is
+                           a lowercase key is THINKING_<KEY>, an uppercase key (RETRIEVAL_POOL_MIN=30) is used as is;
+                           alpha=0.3 is sent as the query body's alpha (fast or thinking), not as env, so
+                           --mode fast --settings 'alpha=0;alpha=0.1;alpha=0.2' runs on one service start
   --mode thinking|fast     the mode the settings are queried in (default thinking)
   --scifact-split test|train  SciFact queries to score (default test; train is for tuning)
   --baseline               also run fast hybrid (default alpha) and thinking with the built-in defaults
@@ -87,12 +89,14 @@ async function main(): Promise<void> {
   if (args.baseline) runs.push({ setting: 'fast hybrid', env: {}, body: {} }, { setting: 'thinking defaults', env: {}, body: { mode: 'thinking' } });
   for (const s of String(args.settings ?? '').split(';').map((x) => x.trim()).filter(Boolean)) {
     const env: Record<string, string> = {};
+    const body: Partial<QueryBody> = mode === 'thinking' ? { mode: 'thinking' } : {};
     for (const kv of s.split(',')) {
       const [k, v] = kv.split('=');
       const key = k.trim();
-      env[key === key.toUpperCase() ? key : `THINKING_${key.toUpperCase()}`] = v.trim();
+      if (key === 'alpha') body.alpha = queryAlpha(v);
+      else env[key === key.toUpperCase() ? key : `THINKING_${key.toUpperCase()}`] = v.trim();
     }
-    runs.push({ setting: s, env, body: mode === 'thinking' ? { mode: 'thinking' } : {} });
+    runs.push({ setting: s, env, body });
   }
   // Settings with the same env share one service start.
   const byEnv = new Map<string, typeof runs>();
@@ -132,6 +136,15 @@ async function main(): Promise<void> {
     }
   }
   progress.stop();
+}
+
+/** A setting's `alpha=` value as the query body sends it: a number from 0 to 1, or "auto". */
+function queryAlpha(raw: string | undefined): number | 'auto' {
+  const v = (raw ?? '').trim();
+  if (v === 'auto') return 'auto';
+  const n = Number(v);
+  if (v === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new Error(`alpha must be a number from 0 to 1 or "auto", got ${raw}`);
+  return n;
 }
 
 main().catch((err) => {

@@ -4,7 +4,7 @@ import { createProgress } from '@crs/bench/lib/progress';
 import { runEnvironment } from '@crs/bench/lib/env';
 import type { ServiceHandle } from '@crs/bench/lib/service';
 import { DEFAULT_DATA_DIR, loadLocomo, loadScifact } from '@crs/bench/quality/datasets';
-import { qualityMarkdown, qualityTargets, REFERENCES } from '@crs/bench/quality/report';
+import { qualityMarkdown, qualityTargets, rankingDefaults, REFERENCES } from '@crs/bench/quality/report';
 import { qualityConfigs, runQuality } from '@crs/bench/quality/run-quality';
 import { startInProcessService } from './in-process-service';
 
@@ -66,9 +66,13 @@ if (!haveData) console.log(`bench quality smoke skipped: no benchmark data under
       if (r.config === 'vector') expect(r.recall['50'].overall).toBe(100);
     }
 
-    const md = qualityMarkdown({ kind: 'quality', environment: runEnvironment(), configuration: { smoke: true }, runs: [run], references: REFERENCES, targets: qualityTargets([run]), finishedAt: '' });
+    const md = qualityMarkdown({ kind: 'quality', environment: runEnvironment(), configuration: { smoke: true }, runs: [{ ...run, defaults: rankingDefaults() }], references: REFERENCES, targets: qualityTargets([run]), finishedAt: '' });
     expect(md).toContain('## SciFact');
-    expect(md).toContain('## LoCoMo');
+    expect(md).toContain('## LoCoMo dev (evidence recall, %; in-sample');
+    // each figure says which split the ranking defaults were chosen on, and the run which defaults it ran with
+    expect(md).toContain('## Where the defaults were chosen');
+    expect(md).toContain('SciFact train (809 queries): bench/results/quality-train-sweep.md');
+    expect(md).toMatch(/- embedder `glove`.*; defaults: alpha [\d.]+, thinking graph weight/);
     expect(md).toContain('## Alpha sweep');
     expect(md).toContain('BM25 flat');
   });
