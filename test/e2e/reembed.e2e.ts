@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { crsWith } from '../support/crs';
-import { DatabaseCommands } from '@crs/api/databases/database-commands';
+import { DatabaseStreams } from '@crs/api/databases/database-streams';
 import { createEmbedder, PostgresEmbeddingCache, VectorSpaces } from '@crs/embeddings';
 import { rebuildSearchIndex } from '@crs/projections/search-index/search-index-rebuild';
 import { SearchIndexSubscriber } from '@crs/projections/search-index/search-index.subscriber';
@@ -130,9 +131,10 @@ describe('crs databases reembed, resumed after a kill', () => {
   it('keeps every other database indexing, answers queries meanwhile, and finishes when run again', async () => {
     const glove = { modelId: createEmbedder({}).modelId, dimensions: 100 };
     const fakeSpace = { modelId: t.embedder.modelId, dimensions: 16 };
-    const commands = t.app.get(DatabaseCommands);
+    const commands = t.app.get(DatabaseStreams);
     const ctx = { orgId: 'default', actor: 'test' };
-    const { databaseId } = await commands.create(ctx, 'stuck', [], glove);
+    const databaseId = randomUUID();
+    await commands.onRegistry(ctx, { type: 'CreateDatabase', databaseId, name: 'stuck', metadataSchema: [], embedder: glove });
     for (let i = 0; i < 400 && (await t.search.all()).filter((e) => e.databaseId === databaseId).length < 2; i++) await new Promise((r) => setTimeout(r, 25));
     expect((await t.search.all()).filter((e) => e.databaseId === databaseId).map((e) => e.dimensions)).toEqual([100, 100]);
     // Before the change: this service's model is not the database's, its memory errors and waits for the re-embed.

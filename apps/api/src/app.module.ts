@@ -1,13 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
-import { DatabaseCommands } from './databases/database-commands';
-import { CreateDatabaseController } from './databases/create-database/create-database.http.controller';
-import { DeleteDatabaseController } from './databases/delete-database/delete-database.http.controller';
-import { ListDatabasesController } from './databases/list-databases/list-databases.http.controller';
-import { DatabaseStatusController } from './databases/database-status/database-status.http.controller';
-import { ListCollectionsController } from './databases/list-collections/list-collections.http.controller';
-import { DeleteCollectionController } from './databases/delete-collection/delete-collection.http.controller';
 import { HealthController } from './health/health.http.controller';
 import { IngestContextController } from './context/ingest-context/ingest-context.http.controller';
 import { ContextStatusController } from './context/context-status/context-status.http.controller';
@@ -21,7 +14,6 @@ import { GraphController } from './context/graph/graph.http.controller';
 import { InspectContextController } from './context/inspect-context/inspect-context.http.controller';
 import { PresignedContentController } from './context/presigned-content/presigned-content.http.controller';
 import { PresignedUrls } from './context/presigned-urls';
-import { DatabaseStatsController } from './databases/database-stats/database-stats.http.controller';
 import { QueryService } from './query/query.service';
 import { RetrievalService } from './query/retrieval.service';
 import { ThinkingService } from './query/thinking.service';
@@ -43,23 +35,17 @@ import { Metrics } from './health/metrics';
 import { EnvelopeExceptionFilter } from './http/exception.filter';
 import { EnvelopeInterceptor } from './http/envelope.interceptor';
 import { createValidationPipe } from './http/validation';
-import { DatabaseDirectory } from './databases/database-directory';
 import { type Platform, PlatformModule } from '@crs/platform';
+import { DatabasesModule } from './databases/databases.module';
 
 @Module({})
 export class AppModule {
   static forPlatform(platform: Platform, metrics: Metrics): DynamicModule {
     return {
       module: AppModule,
-      imports: [CqrsModule.forRoot(), PlatformModule.forPlatform(platform)],
+      imports: [CqrsModule.forRoot(), PlatformModule.forPlatform(platform), DatabasesModule],
       controllers: [
         HealthController,
-        CreateDatabaseController,
-        DeleteDatabaseController,
-        ListDatabasesController,
-        DatabaseStatusController,
-        ListCollectionsController,
-        DeleteCollectionController,
         IngestContextController,
         ContextStatusController,
         QueryController,
@@ -67,7 +53,6 @@ export class AppModule {
         ListContextController,
         DeleteContextController,
         AddMemoryController,
-        DatabaseStatsController,
         SubmitFeedbackController,
         RegisterWebhookController,
         GetWebhookController,
@@ -87,8 +72,6 @@ export class AppModule {
         { provide: APP_FILTER, useClass: EnvelopeExceptionFilter },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         { provide: APP_PIPE, useFactory: createValidationPipe },
-        DatabaseDirectory,
-        DatabaseCommands,
         IngestionService,
         RetrievalService,
         ThinkingService,

@@ -10,7 +10,7 @@ import { expiryAfter } from '@crs/domain/items/expiry';
 import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '@crs/domain/items/item-input';
 import type { CommandContext } from '@crs/eventstore/command-handling';
 import { decideOnItems, lastPosition } from '@crs/eventstore/item-stream';
-import { DatabaseCommands } from '../databases/database-commands';
+import { DatabaseStreams } from '../databases/database-streams';
 import type { DatabaseRecord } from '../databases/database-directory';
 import type { UploadedFile } from '../http/multipart';
 import type { AppConfig } from '@crs/config';
@@ -73,7 +73,7 @@ export class IngestionService {
     @Inject(PROJECTION_RUNNER) private readonly runner: ProjectionRunner,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(INDEXING_PIPELINE) private readonly pipeline: IndexingPipeline,
-    private readonly databases: DatabaseCommands,
+    private readonly databases: DatabaseStreams,
   ) {}
 
   prepareMemories(db: DatabaseRecord, collection: string, raw: unknown, now: Date): Prepared[] {

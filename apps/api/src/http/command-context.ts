@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '@crs/domain/errors';
 import type { CommandContext } from '@crs/eventstore/command-handling';
+import { requireOrganizationKey, type Caller } from '../use-case/caller';
 import { authOf } from './auth.hook';
 import { contextOf } from './request-context';
 
@@ -10,14 +10,13 @@ export function commandContext(req: FastifyRequest): CommandContext {
   return { orgId: auth.orgId, actor: `key:${auth.prefix}`, requestId: contextOf(req).requestId };
 }
 
-/**
- * commandContext for a change to organization-wide configuration (the indexing webhook and its signing secret):
- * it reaches every database's events, so a key limited to some databases may not make it (403 FORBIDDEN).
- */
+/** The caller of a command or query: the request's API key and the context its events record. */
+export function callerOf(req: FastifyRequest): Caller {
+  return { key: authOf(req), ctx: commandContext(req) };
+}
+
+/** commandContext for a change to organization-wide configuration: 403 FORBIDDEN for a key limited to some databases. */
 export function organizationCommandContext(req: FastifyRequest, action: string): CommandContext {
-  const auth = authOf(req);
-  if (auth.databases !== null) {
-    throw new DomainError('forbidden', 'FORBIDDEN', `this API key is limited to its listed databases and cannot ${action}: that takes a key of the whole organization`);
-  }
+  requireOrganizationKey(callerOf(req), action);
   return commandContext(req);
 }

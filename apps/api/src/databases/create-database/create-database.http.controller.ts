@@ -1,30 +1,28 @@
-import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { invalid } from '@crs/domain/errors';
 import { assertDatabaseName } from '@crs/domain/names';
 import { normalizeMetadataSchema } from '@crs/domain/metadata-schema';
-import { DomainError } from '@crs/domain/errors';
-import { authOf } from '../../http/auth.hook';
-import { commandContext } from '../../http/command-context';
+import { callerOf } from '../../http/command-context';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { deprecatedFieldInvalid, readScope } from '../../http/scope';
-import { keyReaches } from '../database-directory';
-import { DatabaseCommands } from '../database-commands';
-import { APP_CONFIG } from '@crs/platform/tokens';
-import type { AppConfig } from '@crs/config';
 import { CreateDatabaseRequest } from './create-database.request.dto';
+import { CreateDatabase } from './create-database.handler';
 
 @ApiTags('databases')
 @Controller()
 export class CreateDatabaseController {
-  constructor(private readonly commands: DatabaseCommands, @Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Post('databases')
   @HttpCode(202)
   @ApiOperation({ summary: 'Create an isolated database (asynchronous: poll /databases/status until all four flags are true)' })
   async create(@Req() req: FastifyRequest, @Body() body: CreateDatabaseRequest) {
-    const { name, databaseId } = await this.run(req, body);
+    const command = this.command(req, body);
+    const { databaseId } = await this.commands.execute(command);
+    const name = command.name;
     return { database: name, database_id: databaseId, status: 'provisioning', message: `Database '${name}' is being provisioned; poll GET /databases/status?database=${name}` };
   }
 
@@ -33,11 +31,13 @@ export class CreateDatabaseController {
   @ApiOperation({ summary: 'Deprecated alias of POST /databases (original SDK shape)', deprecated: true })
   async createTenant(@Req() req: FastifyRequest, @Body() body: CreateDatabaseRequest) {
     addDeprecation(contextOf(req), '/tenants', '/databases');
-    const { name } = await this.run(req, body);
-    return { status: 'accepted', tenant_id: name, message: `Tenant '${name}' is being provisioned` };
+    const command = this.command(req, body);
+    await this.commands.execute(command);
+    return { status: 'accepted', tenant_id: command.name, message: `Tenant '${command.name}' is being provisioned` };
   }
 
-  private async run(req: FastifyRequest, body: CreateDatabaseRequest) {
+  /** The name and schema from whichever of the current or deprecated fields the client sent (errors name that field). */
+  private command(req: FastifyRequest, body: CreateDatabaseRequest): CreateDatabase {
     const ctx = contextOf(req);
     const scope = readScope(ctx, body ?? {}, { requireDatabase: true });
     const viaAlias = body?.database === undefined;
@@ -47,18 +47,9 @@ export class CreateDatabaseController {
     } catch (error) {
       throw viaAlias ? deprecatedFieldInvalid((error as Error).message, 'tenant_id', 'database') : error;
     }
-    const auth = authOf(req);
-    if (!keyReaches(auth, name)) {
-      throw new DomainError('forbidden', 'FORBIDDEN', `this API key is limited to its listed databases and cannot create '${name}'`);
-    }
     if (body.metadata_schema && body.tenant_metadata_schema) throw invalid('send metadata_schema or tenant_metadata_schema, not both');
     if (body.tenant_metadata_schema) addDeprecation(ctx, 'tenant_metadata_schema', 'metadata_schema');
     const schema = normalizeMetadataSchema(body.metadata_schema ?? body.tenant_metadata_schema, body.tenant_metadata_schema ? 'tenant_metadata_schema' : 'metadata_schema');
-    const embedder = this.config.embedder;
-    if (body.embeddings_dimension !== undefined && body.embeddings_dimension !== embedder.dimensions) {
-      throw invalid(`embeddings_dimension ${body.embeddings_dimension} does not match the configured embedder ${embedder.modelId} (${embedder.dimensions} dimensions)`);
-    }
-    const { databaseId } = await this.commands.create(commandContext(req), name, schema, embedder);
-    return { name, databaseId };
+    return new CreateDatabase(callerOf(req), name, schema, body.embeddings_dimension);
   }
 }

@@ -1,19 +1,18 @@
-import { Body, Controller, Delete, HttpCode, Inject, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Query, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { invalid } from '@crs/domain/errors';
-import { commandContext } from '../../http/command-context';
-import { authOf } from '../../http/auth.hook';
+import { callerOf } from '../../http/command-context';
 import { contextOf } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
-import { DatabaseDirectory } from '../database-directory';
-import { DatabaseCommands } from '../database-commands';
 import { ScopeQuery } from '../scope-query.dto';
+import { DeleteCollection } from './delete-collection.handler';
 
 @ApiTags('databases')
 @Controller()
 export class DeleteCollectionController {
-  constructor(private readonly commands: DatabaseCommands, private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Delete('databases/collections')
   @HttpCode(202)
@@ -21,8 +20,7 @@ export class DeleteCollectionController {
   async remove(@Req() req: FastifyRequest, @Query() query: ScopeQuery, @Body() body?: ScopeQuery) {
     const scope = readScope(contextOf(req), scopeFromBodyAndQuery(body, query), { requireDatabase: true });
     if (!scope.collection) throw invalid('collection is required');
-    const db = await this.directory.resolve(authOf(req), scope.database!);
-    await this.commands.onDatabase(commandContext(req), db.id, { type: 'RequestCollectionDeletion', databaseId: db.id, collection: scope.collection });
-    return { database: db.name, collection: scope.collection, status: 'deleting', message: `Collection '${scope.collection}' is being deleted` };
+    const { database } = await this.commands.execute(new DeleteCollection(callerOf(req), scope.database!, scope.collection));
+    return { database, collection: scope.collection, status: 'deleting', message: `Collection '${scope.collection}' is being deleted` };
   }
 }

@@ -1,18 +1,17 @@
-import { Body, Controller, Delete, HttpCode, Inject, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Query, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { commandContext } from '../../http/command-context';
-import { authOf } from '../../http/auth.hook';
+import { callerOf } from '../../http/command-context';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
-import { DatabaseDirectory } from '../database-directory';
-import { DatabaseCommands } from '../database-commands';
 import { ScopeQuery } from '../scope-query.dto';
+import { DeleteDatabase } from './delete-database.handler';
 
 @ApiTags('databases')
 @Controller()
 export class DeleteDatabaseController {
-  constructor(private readonly commands: DatabaseCommands, private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Delete('databases')
   @HttpCode(202)
@@ -33,8 +32,7 @@ export class DeleteDatabaseController {
 
   private async run(req: FastifyRequest, query: ScopeQuery, body?: ScopeQuery): Promise<string> {
     const scope = readScope(contextOf(req), scopeFromBodyAndQuery(body, query), { requireDatabase: true });
-    const db = await this.directory.resolve(authOf(req), scope.database!);
-    await this.commands.requestDeletion({ ...commandContext(req), databaseId: db.id }, db.name);
-    return db.name;
+    const { name } = await this.commands.execute(new DeleteDatabase(callerOf(req), scope.database!));
+    return name;
   }
 }

@@ -1,24 +1,24 @@
-import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
+import { Controller, Get, Query, Req } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { authOf } from '../../http/auth.hook';
+import { callerOf } from '../../http/command-context';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DatabaseDirectory } from '../database-directory';
 import { ScopeQuery } from '../scope-query.dto';
+import { ListCollections } from './list-collections.handler';
 
 @ApiTags('databases')
 @Controller()
 export class ListCollectionsController {
-  constructor(private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly queries: QueryBus) {}
 
   @Get('databases/collections')
   @ApiOperation({ summary: 'List the active collections of a database' })
   async list(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const scope = readScope(contextOf(req), query, { requireDatabase: true });
-    const db = await this.directory.resolve(authOf(req), scope.database!);
-    const collections = await this.directory.collections(db.id);
-    return { database: db.name, collections: collections.map((c) => ({ collection: c.name, created_at: c.createdAt })), count: collections.length };
+    const { database, collections } = await this.queries.execute(new ListCollections(callerOf(req), scope.database!));
+    return { database, collections: collections.map((c) => ({ collection: c.name, created_at: c.createdAt })), count: collections.length };
   }
 
   @Get('tenants/sub-tenants')
@@ -27,8 +27,7 @@ export class ListCollectionsController {
     const ctx = contextOf(req);
     addDeprecation(ctx, '/tenants', '/databases');
     const scope = readScope(ctx, query, { requireDatabase: true });
-    const db = await this.directory.resolve(authOf(req), scope.database!);
-    const collections = await this.directory.collections(db.id);
+    const { collections } = await this.queries.execute(new ListCollections(callerOf(req), scope.database!));
     return { sub_tenant_ids: collections.map((c) => c.name), message: `${collections.length} sub-tenant(s)` };
   }
 }

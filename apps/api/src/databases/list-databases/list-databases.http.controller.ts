@@ -1,19 +1,20 @@
-import { Controller, Get, Inject, Req } from '@nestjs/common';
+import { Controller, Get, Req } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { authOf } from '../../http/auth.hook';
+import { callerOf } from '../../http/command-context';
 import { addDeprecation, contextOf } from '../../http/request-context';
-import { DatabaseDirectory } from '../database-directory';
+import { ListDatabases } from './list-databases.handler';
 
 @ApiTags('databases')
 @Controller()
 export class ListDatabasesController {
-  constructor(private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly queries: QueryBus) {}
 
   @Get('databases')
   @ApiOperation({ summary: 'List the databases of the organization that this key can reach' })
   async list(@Req() req: FastifyRequest) {
-    const dbs = await this.directory.list(authOf(req));
+    const dbs = await this.queries.execute(new ListDatabases(callerOf(req)));
     return {
       databases: dbs.map((d) => ({
         database: d.name,
@@ -31,7 +32,7 @@ export class ListDatabasesController {
   @ApiOperation({ summary: 'Deprecated alias of GET /databases (original SDK shape)', deprecated: true })
   async listTenants(@Req() req: FastifyRequest) {
     addDeprecation(contextOf(req), '/tenants', '/databases');
-    const dbs = await this.directory.list(authOf(req));
+    const dbs = await this.queries.execute(new ListDatabases(callerOf(req)));
     return { tenant_ids: dbs.map((d) => d.name), failed_tenant_ids: [], message: `${dbs.length} tenant(s)` };
   }
 }
