@@ -1,0 +1,31 @@
+import { Module } from '@nestjs/common';
+import { DatabasesModule } from '../databases/databases.module';
+import { IngestContextController } from './ingest-context/ingest-context.http.controller';
+import { AddMemoryController } from './ingest-context/add-memory.http.controller';
+import { IngestionService } from './ingestion.service';
+import { ContextStatusController } from './context-status/context-status.http.controller';
+import { UpdateMetadataController } from './update-metadata/update-metadata.http.controller';
+import { ListContextController } from './list-context/list-context.http.controller';
+import { DeleteContextController } from './delete-context/delete-context.http.controller';
+import { GraphController } from './graph/graph.http.controller';
+import { InspectContextController } from './inspect-context/inspect-context.http.controller';
+import { PresignedContentController } from './presigned-content/presigned-content.http.controller';
+import { PresignedUrls } from './presigned-urls';
+
+/** Items of a database: ingest, list, status, inspect, edit, delete, the graph, presigned content. */
+@Module({
+  imports: [DatabasesModule],
+  controllers: [
+    IngestContextController,
+    AddMemoryController,
+    ContextStatusController,
+    UpdateMetadataController,
+    ListContextController,
+    DeleteContextController,
+    GraphController,
+    InspectContextController,
+    PresignedContentController,
+  ],
+  providers: [IngestionService, PresignedUrls],
+})
+export class ContextModule {}
