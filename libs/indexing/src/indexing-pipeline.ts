@@ -1,5 +1,3 @@
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { EventStore } from '@crs/eventstore/event-store.port';
 import type { CommandContext } from '@crs/eventstore/command-handling';
@@ -14,48 +12,18 @@ import { chunkPairs, chunkText, parseDocument, ParseError, type Chunk } from '@c
 import type { BlobStore } from '@crs/persistence/blob-store';
 import type { ProjectionRunner, RunnerLogger } from '@crs/persistence/projection-runner';
 import { embeddingText, type StoredChunk } from '@crs/search/chunk-docs';
-import { ClaimLoop } from '@crs/persistence/claim-loop';
 import { mapLimit } from '@crs/persistence/map-limit';
 import { extractGraph } from '@crs/ingestion/graph/extract-graph';
 import type { Inference } from '@crs/ingestion/inference/inference.port';
 import { itemKey } from '@crs/domain/items/item-input';
 import type { ItemIngested } from '@crs/domain/items/item.events';
-import {
-  claimItemsWaitingForStage,
-  itemsByKeys,
-  itemsWaitingForIndexing,
-  memoriesDerivedFromExcept,
-  type ItemClaim,
-  type ItemRow,
-} from '@crs/projections/items/items.queries';
+import { itemsByKeys, memoriesDerivedFromExcept, type ItemRow } from '@crs/projections/items/items.queries';
 import { databaseOwnersAndEmbedders, type DatabaseRow } from '@crs/projections/databases/databases.queries';
+import { ClaimQueue, type ClaimedJob } from './claim-queue';
+import type { PipelineOptions } from './pipeline-options';
 
-export const PIPELINE_DDL = `CREATE TABLE IF NOT EXISTS pipeline_leases (
-  database_id uuid NOT NULL,
-  item_key text NOT NULL,
-  content_version integer NOT NULL,
-  owner text NOT NULL,
-  lease_until timestamptz NOT NULL,
-  attempts integer NOT NULL DEFAULT 1,
-  PRIMARY KEY (database_id, item_key)
-)`;
-
-export interface PipelineOptions {
-  /** Batches processed at once by this worker (one can compute while another waits on the index). */
-  concurrency: number;
-  /** Items per batch: their status moves, chunk lists and graphs are appended together, one round trip per step. */
-  batchSize: number;
-  /** A claim expires after this long; a worker that died mid-item loses it and another redoes the item. */
-  leaseMs: number;
-  /** Attempts before an item that keeps failing unexpectedly is marked errored. */
-  maxAttempts: number;
-  /** Idle poll interval. */
-  pollMs: number;
-  /** Max tokens per chunk. */
-  chunkTokens: number;
-}
-
-export type ClaimedJob = ItemClaim;
+export { PIPELINE_DDL, type ClaimedJob } from './claim-queue';
+export type { PipelineOptions } from './pipeline-options';
 
 /** A claimed item's row, with its database's organization and embedder. */
 type PipelineItem = ItemRow & Pick<DatabaseRow, 'org_id' | 'embedder'>;
@@ -100,8 +68,7 @@ class PipelineFailure extends Error {
  * append (see decideOnItems), embeddings are computed in one call, and the batch waits once for the index.
  */
 export class IndexingPipeline {
-  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private readonly loop: ClaimLoop<ClaimedJob[]>;
+  private readonly queue: ClaimQueue;
   private readonly steps = new StepClock();
 
   constructor(
@@ -114,29 +81,23 @@ export class IndexingPipeline {
     private readonly log: RunnerLogger,
     private readonly options: PipelineOptions,
   ) {
-    this.loop = new ClaimLoop<ClaimedJob[]>({
-      concurrency: options.concurrency,
-      pollMs: options.pollMs,
-      claim: (n) => this.timed('claim', 0, () => this.claimBatches(n)),
-      work: (jobs) => this.processBatch(jobs),
-      onError: (err, phase) => this.log.error({ err: (err as Error).message }, `pipeline ${phase} failed`),
-    });
+    this.queue = new ClaimQueue(ds, options, this.steps, log, (jobs) => this.processBatch(jobs));
   }
 
   static async migrate(ds: DataSource): Promise<void> {
-    await ds.query(PIPELINE_DDL);
+    await ClaimQueue.migrate(ds);
   }
 
   start(): void {
-    this.loop.start();
+    this.queue.start();
   }
 
   wake(): void {
-    this.loop.wake();
+    this.queue.wake();
   }
 
   async stop(): Promise<void> {
-    await this.loop.stop();
+    await this.queue.stop();
   }
 
   /** Wall time and items per step since start (exposed on /metrics; the speed benchmark reads it). */
@@ -149,28 +110,12 @@ export class IndexingPipeline {
   }
 
   async queueDepth(): Promise<number> {
-    return itemsWaitingForIndexing(this.ds);
+    return this.queue.depth();
   }
 
-  /**
-   * Claims up to `n` items of a stage whose lease is free or expired: the index stage (queued, processing) first,
-   * the graph stage (graph_creation) with what is left, so new content becomes searchable before older content
-   * gets its graph. Under a sustained burst the graph stage waits; `completed` then lags behind `graph_creation`.
-   */
+  /** Claims up to `n` items, the index stage first (see ClaimQueue.claim). */
   async claim(n: number): Promise<ClaimedJob[]> {
-    const indexing = await this.claimStage('index', n);
-    return indexing.length < n ? [...indexing, ...(await this.claimStage('graph', n - indexing.length))] : indexing;
-  }
-
-  private async claimBatches(slots: number): Promise<ClaimedJob[][]> {
-    const size = this.options.batchSize;
-    const indexing = batches(await this.claimStage('index', slots * size), size);
-    const free = slots - indexing.length;
-    return free > 0 ? [...indexing, ...batches(await this.claimStage('graph', free * size), size)] : indexing;
-  }
-
-  private claimStage(stage: 'index' | 'graph', n: number): Promise<ClaimedJob[]> {
-    return claimItemsWaitingForStage(this.ds, this.owner, this.options.leaseMs, n, stage);
+    return this.queue.claim(n);
   }
 
   /**
@@ -224,7 +169,7 @@ export class IndexingPipeline {
       else if (state.status === 'graph_creation') graphing.push(w);
       else gone.push(job);
     }
-    await this.release(gone);
+    await this.queue.release(gone);
     try {
       for (const w of [...indexing, ...graphing]) {
         if (w.job.attempts > this.options.maxAttempts) w.failure = new PipelineFailure('PROCESSING_FAILED', `gave up after ${this.options.maxAttempts} attempts`);
@@ -266,7 +211,7 @@ export class IndexingPipeline {
     const indexed = await this.timed('index.wait_index', work.length, () => this.runner.waitFor(indexedAt, ['search-index', 'items'], 60_000));
     if (!indexed) throw new Error('the search index did not catch up in time');
     await this.timed('index.record_searchable', work.length, () => this.record(active(work).map((w) => this.advance(w, 'graph_creation'))));
-    await this.release(active(work).map((w) => w.job));
+    await this.queue.release(active(work).map((w) => w.job));
     this.wake();
   }
 
@@ -291,7 +236,7 @@ export class IndexingPipeline {
       }
     }
     await this.timed('graph.record_completed', work.length, () => this.record(active(work).map((w) => this.advance(w, 'completed'))));
-    await this.release(active(work).map((w) => w.job));
+    await this.queue.release(active(work).map((w) => w.job));
   }
 
   /** Parse and chunk every item, embed all chunks in one call (filling the cache the index reads), store the chunk lists. */
@@ -437,34 +382,16 @@ export class IndexingPipeline {
     if (!failed.length) return;
     await this.record(failed.map((w) => this.advance(w, 'errored', w.failure!.code, w.failure!.message)));
     for (const w of failed) w.done = true;
-    await this.release(failed.map((w) => w.job));
+    await this.queue.release(failed.map((w) => w.job));
   }
 
   private unexpected(w: Work, err: unknown): void {
     w.retry = true;
     this.log.error({ item: w.item.item_id, err: (err as Error).message, attempt: w.job.attempts }, 'pipeline step failed; will retry');
   }
-
-  /**
-   * The claim query reads statuses from the read model, which may still show the old one right after a release:
-   * such a claim is sorted out by processBatch, which takes the stage from the item's stream.
-   */
-  private async release(jobs: ClaimedJob[]): Promise<void> {
-    if (!jobs.length) return;
-    await this.ds.query(
-      `DELETE FROM pipeline_leases WHERE owner = $3 AND (database_id, item_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
-      [jobs.map((j) => j.database_id), jobs.map((j) => j.item_key), this.owner],
-    );
-  }
 }
 
 /** Items still moving through the steps (not failed, not left for a retry). */
 function active(work: Work[]): Work[] {
   return work.filter((w) => !w.failure && !w.retry);
-}
-
-function batches<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
