@@ -5,8 +5,10 @@ import { AddMemoryController } from './ingest-context/add-memory.http.controller
 import { IngestionService } from './ingestion.service';
 import { ContextStatusController } from './context-status/context-status.http.controller';
 import { UpdateMetadataController } from './update-metadata/update-metadata.http.controller';
+import { UpdateItemMetadataHandler } from './update-metadata/update-metadata.handler';
 import { ListContextController } from './list-context/list-context.http.controller';
 import { DeleteContextController } from './delete-context/delete-context.http.controller';
+import { DeleteContextHandler } from './delete-context/delete-context.handler';
 import { GraphController } from './graph/graph.http.controller';
 import { InspectContextController } from './inspect-context/inspect-context.http.controller';
 import { PresignedContentController } from './presigned-content/presigned-content.http.controller';
@@ -26,6 +28,11 @@ import { PresignedUrls } from './presigned-urls';
     InspectContextController,
     PresignedContentController,
   ],
-  providers: [IngestionService, PresignedUrls],
+  providers: [
+    IngestionService,
+    PresignedUrls,
+    DeleteContextHandler,
+    UpdateItemMetadataHandler,
+  ],
 })
 export class ContextModule {}
