@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { DatabasesModule } from '../databases/databases.module';
 import { IngestContextController } from './ingest-context/ingest-context.http.controller';
 import { AddMemoryController } from './ingest-context/add-memory.http.controller';
-import { IngestionService } from './ingestion.service';
+import { IngestContextHandler } from './ingest-context/ingest-context.handler';
 import { ContextStatusController } from './context-status/context-status.http.controller';
 import { UpdateMetadataController } from './update-metadata/update-metadata.http.controller';
 import { UpdateItemMetadataHandler } from './update-metadata/update-metadata.handler';
@@ -29,7 +29,7 @@ import { PresignedUrls } from './presigned-urls';
     PresignedContentController,
   ],
   providers: [
-    IngestionService,
+    IngestContextHandler,
     PresignedUrls,
     DeleteContextHandler,
     UpdateItemMetadataHandler,

@@ -34,3 +34,11 @@ export function createValidationPipe(): ValidationPipe {
     },
   });
 }
+
+/**
+ * Checks a value parsed by hand (the text fields of a multipart body) against a request DTO with the same rules and
+ * errors as a JSON body: unknown fields and wrong types are 400 INVALID_INPUT naming the field.
+ */
+export async function validateParsed<T extends object>(dto: new () => T, value: Record<string, unknown>): Promise<T> {
+  return (await createValidationPipe().transform(value, { type: 'body', metatype: dto })) as T;
+}

@@ -1,20 +1,20 @@
-import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { invalid } from '@crs/domain/errors';
 import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
-import { authOf } from '../../http/auth.hook';
-import { commandContext } from '../../http/command-context';
+import { callerOf } from '../../http/command-context';
 import { LegacyResponse } from '../../http/envelope.interceptor';
 import { addDeprecation, contextOf, echoSourceType } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DatabaseDirectory } from '../../databases/database-directory';
-import { IngestionService } from '../ingestion.service';
+import { AddMemoryRequest } from './ingest-context.request.dto';
+import { IngestContext } from './ingest-context.handler';
 
 @ApiTags('legacy')
 @Controller()
 export class AddMemoryController {
-  constructor(private readonly ingestion: IngestionService, private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Post('memories/add_memory')
   @HttpCode(200)
@@ -23,19 +23,14 @@ export class AddMemoryController {
     summary: 'Legacy: add user memories. JSON {database|tenant_id, collection|sub_tenant_id, upsert?, memories: [memory items]} (memories as an array here; each item follows the memory item rules)',
     deprecated: true,
   })
-  async add(@Req() req: FastifyRequest, @Body() body: Record<string, unknown> | undefined) {
-    const input = body ?? {};
-    for (const k of Object.keys(input)) if (!['database', 'tenant_id', 'collection', 'sub_tenant_id', 'upsert', 'memories'].includes(k)) throw invalid(`${k} is not an add_memory field`);
+  async add(@Req() req: FastifyRequest, @Body() body: AddMemoryRequest) {
     const ctx = contextOf(req);
     addDeprecation(ctx, '/memories/add_memory', '/context/ingest');
-    const scope = readScope(ctx, input, { requireDatabase: true });
+    const scope = readScope(ctx, body, { requireDatabase: true });
     const collection = scope.collection ? assertCollectionName(scope.collection) : DEFAULT_COLLECTION;
-    if (input.upsert !== undefined && typeof input.upsert !== 'boolean') throw invalid('upsert must be a boolean');
-    const db = await this.directory.resolve(authOf(req), scope.database!);
-    const memories = typeof input.memories === 'string' ? safeJson(input.memories) : input.memories;
-    const items = this.ingestion.prepareMemories(db, collection, memories, new Date());
-    const result = await this.ingestion.commit(commandContext(req), db, collection, (input.upsert as boolean | undefined) ?? true, items);
-    echoSourceType(ctx, items.map((i) => ({ source_type: i.event.sourceType })));
+    const memories = typeof body.memories === 'string' ? safeJson(body.memories) : body.memories;
+    const { result, sourceTypes } = await this.commands.execute(new IngestContext(callerOf(req), scope.database!, collection, body.upsert ?? true, { type: 'memory', memories }));
+    echoSourceType(ctx, sourceTypes.map((source_type) => ({ source_type })));
     return result;
   }
 }
