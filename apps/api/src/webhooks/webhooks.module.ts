@@ -1,0 +1,44 @@
+import { Module } from '@nestjs/common';
+import { RegisterWebhookController } from './register-webhook/register-webhook.http.controller';
+import { RegisterWebhookHandler } from './register-webhook/register-webhook.handler';
+import { GetWebhookController } from './get-webhook/get-webhook.http.controller';
+import { DeleteWebhookController } from './delete-webhook/delete-webhook.http.controller';
+import { DeleteWebhookHandler } from './delete-webhook/delete-webhook.handler';
+import { SetSigningSecretController } from './set-signing-secret/set-signing-secret.http.controller';
+import { SetSigningSecretHandler } from './set-signing-secret/set-signing-secret.handler';
+import { DeleteSigningSecretController } from './delete-signing-secret/delete-signing-secret.http.controller';
+import { DeleteSigningSecretHandler } from './delete-signing-secret/delete-signing-secret.handler';
+import { TestWebhookController } from './test-webhook/test-webhook.http.controller';
+import { TestWebhookHandler } from './test-webhook/test-webhook.handler';
+import { ListDeliveriesController } from './list-deliveries/list-deliveries.http.controller';
+import { GetDeliveryController } from './get-delivery/get-delivery.http.controller';
+import { RetryDeliveryController } from './retry-delivery/retry-delivery.http.controller';
+import { RetryDeliveryHandler } from './retry-delivery/retry-delivery.handler';
+import { WebhookReads } from './webhook-reads';
+import { WebhookStream } from './webhook-stream';
+
+/** The organization's indexing webhook: registration, signing secret, test event, delivery records and retries. */
+@Module({
+  controllers: [
+    RegisterWebhookController,
+    GetWebhookController,
+    DeleteWebhookController,
+    SetSigningSecretController,
+    DeleteSigningSecretController,
+    TestWebhookController,
+    ListDeliveriesController,
+    GetDeliveryController,
+    RetryDeliveryController,
+  ],
+  providers: [
+    WebhookStream,
+    WebhookReads,
+    RegisterWebhookHandler,
+    DeleteWebhookHandler,
+    SetSigningSecretHandler,
+    DeleteSigningSecretHandler,
+    TestWebhookHandler,
+    RetryDeliveryHandler,
+  ],
+})
+export class WebhooksModule {}
