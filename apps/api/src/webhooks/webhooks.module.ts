@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { RegisterWebhookController } from './register-webhook/register-webhook.http.controller';
 import { RegisterWebhookHandler } from './register-webhook/register-webhook.handler';
 import { GetWebhookController } from './get-webhook/get-webhook.http.controller';
+import { GetWebhookHandler } from './get-webhook/get-webhook.handler';
 import { DeleteWebhookController } from './delete-webhook/delete-webhook.http.controller';
 import { DeleteWebhookHandler } from './delete-webhook/delete-webhook.handler';
 import { SetSigningSecretController } from './set-signing-secret/set-signing-secret.http.controller';
@@ -11,10 +12,11 @@ import { DeleteSigningSecretHandler } from './delete-signing-secret/delete-signi
 import { TestWebhookController } from './test-webhook/test-webhook.http.controller';
 import { TestWebhookHandler } from './test-webhook/test-webhook.handler';
 import { ListDeliveriesController } from './list-deliveries/list-deliveries.http.controller';
+import { ListDeliveriesHandler } from './list-deliveries/list-deliveries.handler';
 import { GetDeliveryController } from './get-delivery/get-delivery.http.controller';
+import { GetDeliveryHandler } from './get-delivery/get-delivery.handler';
 import { RetryDeliveryController } from './retry-delivery/retry-delivery.http.controller';
 import { RetryDeliveryHandler } from './retry-delivery/retry-delivery.handler';
-import { WebhookReads } from './webhook-reads';
 import { WebhookStream } from './webhook-stream';
 
 /** The organization's indexing webhook: registration, signing secret, test event, delivery records and retries. */
@@ -32,12 +34,14 @@ import { WebhookStream } from './webhook-stream';
   ],
   providers: [
     WebhookStream,
-    WebhookReads,
     RegisterWebhookHandler,
+    GetWebhookHandler,
     DeleteWebhookHandler,
     SetSigningSecretHandler,
     DeleteSigningSecretHandler,
     TestWebhookHandler,
+    ListDeliveriesHandler,
+    GetDeliveryHandler,
     RetryDeliveryHandler,
   ],
 })
