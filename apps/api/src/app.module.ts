@@ -18,8 +18,6 @@ import { QueryService } from './query/query.service';
 import { RetrievalService } from './query/retrieval.service';
 import { ThinkingService } from './query/thinking.service';
 import { GraphContextService } from './query/graph-context.service';
-import { SubmitFeedbackController } from './feedback/submit-feedback/submit-feedback.http.controller';
-import { SubmitFeedbackHandler } from './feedback/submit-feedback/submit-feedback.handler';
 import { Metrics } from './health/metrics';
 import { EnvelopeExceptionFilter } from './http/exception.filter';
 import { EnvelopeInterceptor } from './http/envelope.interceptor';
@@ -27,13 +25,14 @@ import { createValidationPipe } from './http/validation';
 import { type Platform, PlatformModule } from '@crs/platform';
 import { DatabasesModule } from './databases/databases.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { FeedbackModule } from './feedback/feedback.module';
 
 @Module({})
 export class AppModule {
   static forPlatform(platform: Platform, metrics: Metrics): DynamicModule {
     return {
       module: AppModule,
-      imports: [CqrsModule.forRoot(), PlatformModule.forPlatform(platform), DatabasesModule, WebhooksModule],
+      imports: [CqrsModule.forRoot(), PlatformModule.forPlatform(platform), DatabasesModule, WebhooksModule, FeedbackModule],
       controllers: [
         HealthController,
         IngestContextController,
@@ -43,7 +42,6 @@ export class AppModule {
         ListContextController,
         DeleteContextController,
         AddMemoryController,
-        SubmitFeedbackController,
         GraphController,
         InspectContextController,
         PresignedContentController,
@@ -58,7 +56,6 @@ export class AppModule {
         ThinkingService,
         GraphContextService,
         QueryService,
-        SubmitFeedbackHandler,
         PresignedUrls,
       ],
     };
