@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { CommandContext } from '@crs/eventstore/command-handling';
-import { requireOrganizationKey, type Caller } from '../use-case/caller';
+import type { Caller } from '../use-case/caller';
 import { authOf } from './auth.hook';
 import { contextOf } from './request-context';
 
@@ -13,10 +13,4 @@ export function commandContext(req: FastifyRequest): CommandContext {
 /** The caller of a command or query: the request's API key and the context its events record. */
 export function callerOf(req: FastifyRequest): Caller {
   return { key: authOf(req), ctx: commandContext(req) };
-}
-
-/** commandContext for a change to organization-wide configuration: 403 FORBIDDEN for a key limited to some databases. */
-export function organizationCommandContext(req: FastifyRequest, action: string): CommandContext {
-  requireOrganizationKey(callerOf(req), action);
-  return commandContext(req);
 }

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { DataSource } from 'typeorm';
 import { DomainError } from '@crs/domain/errors';
 import type { FeedbackRecorded } from '@crs/domain/feedback/feedback.events';
 import type { NormalizedFeedback } from '@crs/domain/feedback/feedback-input';
 import { streams } from '@crs/domain/streams';
-import { metadataFor, type CommandContext } from '@crs/eventstore/command-handling';
+import { metadataFor } from '@crs/eventstore/command-handling';
 import type { EventStore } from '@crs/eventstore/event-store.port';
 import type { ApiKeyRecord } from '@crs/persistence/api-keys';
 import type { ProjectionRunner } from '@crs/persistence/projection-runner';
 import type { RateLimiter } from '@crs/persistence/rate-limiter';
 import type { AppConfig } from '@crs/config';
-import { keyReaches, type DatabaseRecord } from '../../databases/database-directory';
+import { DatabaseDirectory, keyReaches, type DatabaseRecord } from '../../databases/database-directory';
+import type { Caller } from '../../use-case/caller';
 import { RateLimitedError } from '../../http/errors';
 import { APP_CONFIG, DATA_SOURCE, EVENT_STORE, PROJECTION_RUNNER, RATE_LIMITER } from '@crs/platform/tokens';
 import { findRecordedQuery } from '@crs/projections/queries/queries.queries';
@@ -31,13 +33,26 @@ interface QueryLink {
   reason: 'linked' | 'unknown' | 'other_database';
 }
 
+/** Record one feedback submission about a query that already ran, optionally scoped to a database and collection. */
+export class SubmitFeedback extends Command<FeedbackResponse> {
+  constructor(
+    readonly caller: Caller,
+    /** The database named by the request (not yet resolved), or null. */
+    readonly database: string | null,
+    readonly collection: string | null,
+    readonly feedback: NormalizedFeedback,
+  ) {
+    super();
+  }
+}
+
 /**
- * Records one feedback submission: rate limit (per organization), link to the recorded query, one
- * FeedbackRecorded event in its own stream. The append is the only write: when it fails nothing was
- * recorded and the client gets 500, so a retry cannot create a duplicate.
+ * Records one feedback submission: the database the key reaches, rate limit (per organization), link to the
+ * recorded query, one FeedbackRecorded event in its own stream. The append is the only write: when it fails nothing
+ * was recorded and the client gets 500, so a retry cannot create a duplicate.
  */
-@Injectable()
-export class SubmitFeedbackHandler {
+@CommandHandler(SubmitFeedback)
+export class SubmitFeedbackHandler implements ICommandHandler<SubmitFeedback> {
   private readonly logger = new Logger('feedback');
 
   constructor(
@@ -46,9 +61,12 @@ export class SubmitFeedbackHandler {
     @Inject(RATE_LIMITER) private readonly rateLimiter: RateLimiter,
     @Inject(DATA_SOURCE) private readonly ds: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly directory: DatabaseDirectory,
   ) {}
 
-  async submit(ctx: CommandContext, auth: ApiKeyRecord, db: DatabaseRecord | null, collection: string | null, input: NormalizedFeedback): Promise<FeedbackResponse> {
+  async execute({ caller, database, collection, feedback: input }: SubmitFeedback): Promise<FeedbackResponse> {
+    const { key: auth, ctx } = caller;
+    const db = database ? await this.directory.resolve(auth, database) : null;
     const { rateLimit, rateWindowSeconds } = this.config.feedback;
     const decision = await this.rateLimiter.consume(auth.orgId, 'feedback', rateLimit, rateWindowSeconds);
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, `feedback submissions (${rateLimit} per ${rateWindowSeconds} seconds per organization)`);

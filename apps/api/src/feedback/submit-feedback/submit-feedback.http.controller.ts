@@ -1,21 +1,20 @@
-import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@crs/domain/errors';
 import { normalizeFeedback } from '@crs/domain/feedback/feedback-input';
 import { assertCollectionName } from '@crs/domain/names';
-import { authOf } from '../../http/auth.hook';
-import { commandContext } from '../../http/command-context';
+import { callerOf } from '../../http/command-context';
 import { contextOf, type RequestContext } from '../../http/request-context';
 import { readScope } from '../../http/scope';
-import { DatabaseDirectory } from '../../databases/database-directory';
 import { SubmitFeedbackRequest } from './submit-feedback.request.dto';
-import { SubmitFeedbackHandler } from './submit-feedback.handler';
+import { SubmitFeedback } from './submit-feedback.handler';
 
 @ApiTags('feedback')
 @Controller()
 export class SubmitFeedbackController {
-  constructor(private readonly handler: SubmitFeedbackHandler, private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Post('feedback')
   @HttpCode(201)
@@ -27,9 +26,7 @@ export class SubmitFeedbackController {
       const scope = readScope(ctx, input, { requireDatabase: false });
       if (scope.collection) assertCollectionName(scope.collection, input.collection != null ? 'collection' : 'sub_tenant_id');
       const feedback = normalizeFeedback(input);
-      const auth = authOf(req);
-      const db = scope.database ? await this.directory.resolve(auth, scope.database) : null;
-      return await this.handler.submit(commandContext(req), auth, db, scope.collection ?? null, feedback);
+      return await this.commands.execute(new SubmitFeedback(callerOf(req), scope.database ?? null, scope.collection ?? null, feedback));
     } catch (err) {
       throw withDeprecationDetail(ctx, err);
     }

@@ -1,20 +1,21 @@
 import { Controller, Delete, HttpCode, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { organizationCommandContext } from '../../http/command-context';
+import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
-import { WebhookCommands } from '../webhook-commands';
+import { DeleteSigningSecret } from './delete-signing-secret.handler';
 
 @ApiTags('webhooks')
 @Controller()
 export class DeleteSigningSecretController {
-  constructor(private readonly commands: WebhookCommands) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Delete('webhooks/indexing/signing-secret')
   @HttpCode(200)
   @DirectResponse()
   @ApiOperation({ summary: 'Remove the signing secret: deliveries stop carrying signature headers' })
   async remove(@Req() req: FastifyRequest) {
-    return this.commands.removeSecret(organizationCommandContext(req, 'remove the signing secret'));
+    return this.commands.execute(new DeleteSigningSecret(callerOf(req)));
   }
 }

@@ -1,20 +1,21 @@
 import { Controller, Delete, HttpCode, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { organizationCommandContext } from '../../http/command-context';
+import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
-import { WebhookCommands } from '../webhook-commands';
+import { DeleteWebhook } from './delete-webhook.handler';
 
 @ApiTags('webhooks')
 @Controller()
 export class DeleteWebhookController {
-  constructor(private readonly commands: WebhookCommands) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Delete('webhooks/indexing')
   @HttpCode(200)
   @DirectResponse()
   @ApiOperation({ summary: 'Delete the registration and its signing secret' })
   async remove(@Req() req: FastifyRequest) {
-    return this.commands.remove(organizationCommandContext(req, 'delete the webhook'));
+    return this.commands.execute(new DeleteWebhook(callerOf(req)));
   }
 }

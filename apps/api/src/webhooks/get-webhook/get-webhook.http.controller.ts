@@ -1,19 +1,20 @@
 import { Controller, Get, Req } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { authOf } from '../../http/auth.hook';
+import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
-import { WebhookReads } from '../webhook-reads';
+import { GetWebhook } from './get-webhook.handler';
 
 @ApiTags('webhooks')
 @Controller()
 export class GetWebhookController {
-  constructor(private readonly reads: WebhookReads) {}
+  constructor(private readonly queries: QueryBus) {}
 
   @Get('webhooks/indexing')
   @DirectResponse()
   @ApiOperation({ summary: 'The current registration (the signing secret is never returned)' })
   async get(@Req() req: FastifyRequest) {
-    return this.reads.registration(authOf(req).orgId, authOf(req));
+    return this.queries.execute(new GetWebhook(callerOf(req)));
   }
 }

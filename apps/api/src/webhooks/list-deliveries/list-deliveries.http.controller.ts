@@ -1,14 +1,16 @@
 import { Controller, Get, Query, Req } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { authOf } from '../../http/auth.hook';
+import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
-import { parseListQuery, WebhookReads } from '../webhook-reads';
+import { ListDeliveries } from './list-deliveries.handler';
+import { parseListQuery } from './list-deliveries.request';
 
 @ApiTags('webhooks')
 @Controller()
 export class ListDeliveriesController {
-  constructor(private readonly reads: WebhookReads) {}
+  constructor(private readonly queries: QueryBus) {}
 
   @Get('webhooks/indexing/deliveries')
   @DirectResponse()
@@ -17,7 +19,6 @@ export class ListDeliveriesController {
   @ApiQuery({ name: 'status', required: false, enum: ['pending', 'sweeping', 'delivered', 'failed', 'permanently_failed'] })
   @ApiQuery({ name: 'cursor', required: false, description: 'next_cursor of the previous page' })
   async list(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>) {
-    const auth = authOf(req);
-    return this.reads.list(auth.orgId, auth, parseListQuery(query ?? {}));
+    return this.queries.execute(new ListDeliveries(callerOf(req), parseListQuery(query ?? {})));
   }
 }

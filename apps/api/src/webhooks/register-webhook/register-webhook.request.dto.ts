@@ -1,7 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
 
-/** POST /webhooks/indexing. Rules are checked by WebhookCommands (URL guard, secret length, 422 on both secret options). */
+/**
+ * POST /webhooks/indexing. The fields are only whitelisted here: RegisterWebhookHandler checks them (URL guard, secret
+ * length, 422 on both secret options) so each failure keeps its own message and code.
+ */
 export class RegisterWebhookRequest {
   @ApiProperty({ description: 'Public HTTPS URL (private, loopback, link-local and reserved addresses are refused)', example: 'https://example.com/hooks/indexing' })
   @Allow() url?: unknown;
@@ -13,13 +16,5 @@ export class RegisterWebhookRequest {
   @Allow() signing_secret?: unknown;
 
   @ApiPropertyOptional({ description: 'Generate a secret, returned once in this response (422 together with signing_secret)' })
-  @Allow() generate_signing_secret?: unknown;
-}
-
-export class SetSigningSecretRequest {
-  @ApiPropertyOptional({ minLength: 16, description: 'Supply a secret; omit the body to generate one (returned once)' })
-  @Allow() signing_secret?: unknown;
-
-  @ApiPropertyOptional({ description: 'Generate a secret (the default without a body)' })
   @Allow() generate_signing_secret?: unknown;
 }

@@ -1,21 +1,21 @@
 import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { authOf } from '../../http/auth.hook';
-import { commandContext } from '../../http/command-context';
+import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
-import { WebhookCommands } from '../webhook-commands';
+import { RetryDelivery } from './retry-delivery.handler';
 
 @ApiTags('webhooks')
 @Controller()
 export class RetryDeliveryController {
-  constructor(private readonly commands: WebhookCommands) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Post('webhooks/indexing/deliveries/:delivery_id/retry')
   @HttpCode(200)
   @DirectResponse()
   @ApiOperation({ summary: 'Queue a failed or permanently_failed delivery again (409 DELIVERY_NOT_RETRYABLE otherwise)' })
   async retry(@Req() req: FastifyRequest, @Param('delivery_id') deliveryId: string) {
-    return this.commands.retry(commandContext(req), authOf(req), deliveryId);
+    return this.commands.execute(new RetryDelivery(callerOf(req), deliveryId));
   }
 }
