@@ -2,7 +2,7 @@ import { configFromEnv } from '@crs/config';
 import { CONTEXT_DEFAULTS } from '@crs/domain/retrieval/conversation-context';
 import { POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import { THINKING_DEFAULTS } from '@crs/domain/retrieval/thinking-weights';
-import { AUTO_ALPHA } from '@crs/api/query/query.service';
+import { AUTO_ALPHA } from '@crs/domain/retrieval/alpha';
 import { environmentMarkdown, type RunEnvironment } from '../lib/env';
 import type { QualityRun, RankingDefaults } from './run-quality';
 
@@ -182,7 +182,7 @@ export function qualityMarkdown(report: QualityReport): string {
       if (r.locomo) for (const k of r.locomo.ks) rows.push([r.embedder, `LoCoMo R@${k}`, ...alphas.map((a) => f1(r.locomo!.results.find((c) => c.sweep === a)?.recall[String(k)].overall))]);
     }
     out.push(table(['embedder', 'metric', ...alphas.map((a) => `α ${a}`)], rows), '');
-    out.push(`The default alpha ("auto" and omitted) is ${AUTO_ALPHA} (AUTO_ALPHA in apps/api/src/query/query.service.ts), chosen on SciFact train (bench/results/quality-train-sweep.md); the SciFact rows here are test queries, reported, not chosen on.`, '');
+    out.push(`The default alpha ("auto" and omitted) is ${AUTO_ALPHA} (AUTO_ALPHA in libs/domain/src/retrieval/alpha.ts), chosen on SciFact train (bench/results/quality-train-sweep.md); the SciFact rows here are test queries, reported, not chosen on.`, '');
   }
   return out.join('\n');
 }

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DatabasesModule } from '../databases/databases.module';
-import { QueryController } from './query.http.controller';
-import { QueryService } from './query.service';
+import { QueryController } from './run-query/run-query.http.controller';
+import { RunQueryHandler } from './run-query/run-query.handler';
 import { RetrievalService } from './retrieval.service';
 import { ThinkingService } from './thinking.service';
 import { GraphContextService } from './graph-context.service';
@@ -10,6 +10,6 @@ import { GraphContextService } from './graph-context.service';
 @Module({
   imports: [DatabasesModule],
   controllers: [QueryController],
-  providers: [QueryService, RetrievalService, ThinkingService, GraphContextService],
+  providers: [RunQueryHandler, RetrievalService, ThinkingService, GraphContextService],
 })
 export class QueryModule {}

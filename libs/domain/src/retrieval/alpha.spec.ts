@@ -1,4 +1,4 @@
-import { AUTO_ALPHA, resolveAlpha } from './query.service';
+import { AUTO_ALPHA, resolveAlpha } from './alpha';
 
 describe('query alpha', () => {
   it('"auto" and omitted are AUTO_ALPHA, the value chosen on SciFact train (bench/results/quality-train-sweep.md)', () => {

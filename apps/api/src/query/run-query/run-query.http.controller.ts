@@ -1,19 +1,20 @@
-import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { authOf } from '../http/auth.hook';
-import { commandContext } from '../http/command-context';
-import { LegacyResponse } from '../http/envelope.interceptor';
-import { addDeprecation, contextOf } from '../http/request-context';
-import { readScope } from '../http/scope';
-import { DatabaseDirectory } from '../databases/database-directory';
-import { QueryRequest } from './query.request.dto';
-import { QueryService, queryCollections } from './query.service';
+import { invalid } from '@crs/domain/errors';
+import { assertCollectionName, DEFAULT_COLLECTION } from '@crs/domain/names';
+import { callerOf } from '../../http/command-context';
+import { LegacyResponse } from '../../http/envelope.interceptor';
+import { addDeprecation, contextOf } from '../../http/request-context';
+import { readScope } from '../../http/scope';
+import { QueryRequest } from './run-query.request.dto';
+import { RunQuery } from './run-query.handler';
 
 @ApiTags('query')
 @Controller()
 export class QueryController {
-  constructor(private readonly queries: QueryService, private readonly directory: DatabaseDirectory) {}
+  constructor(private readonly queries: QueryBus) {}
 
   @Post('query')
   @HttpCode(200)
@@ -47,8 +48,18 @@ export class QueryController {
     const scope = readScope(ctx, body, { requireDatabase: true });
     if (body.sub_tenant_ids) addDeprecation(ctx, 'sub_tenant_ids', 'collections');
     const collections = queryCollections(body, scope.collection);
-    const db = await this.directory.resolve(authOf(req), scope.database!);
     if (collections.length === 1) ctx.scope.collection = collections[0];
-    return this.queries.run(commandContext(req), db, body, collections);
+    return this.queries.execute(new RunQuery(callerOf(req), scope.database!, collections, body));
   }
+}
+
+/** Which collections a query searches: `collections` (or legacy `sub_tenant_ids`), else `collection`, else the default one. */
+export function queryCollections(body: { collections?: string[]; sub_tenant_ids?: string[] }, collection: string | undefined): string[] {
+  const many = body.collections ?? body.sub_tenant_ids;
+  if (many && collection) throw invalid('send collection or collections, not both');
+  if (many) {
+    if (many.length === 0 || many.length > 100) throw invalid('collections must list 1 to 100 collections');
+    return [...new Set(many.map((c) => assertCollectionName(c, 'collections[]')))];
+  }
+  return [collection ? assertCollectionName(collection) : DEFAULT_COLLECTION];
 }
