@@ -16,7 +16,7 @@ export type Credentials = Readonly<Record<string, unknown>>;
 
 export interface ProviderContext {
   credentials: Credentials;
-  /** Aborting stops the call at its next page boundary; the iterator ends without a further checkpoint. */
+  /** Aborting stops the call at its next page boundary: the iterator throws the signal's reason. */
   signal?: AbortSignal;
 }
 
