@@ -6,6 +6,7 @@ import { IngestionService } from './ingestion.service';
 import { ContextStatusController } from './context-status/context-status.http.controller';
 import { UpdateMetadataController } from './update-metadata/update-metadata.http.controller';
 import { ListContextController } from './list-context/list-context.http.controller';
+import { ListContextHandler } from './list-context/list-context.handler';
 import { DeleteContextController } from './delete-context/delete-context.http.controller';
 import { GraphController } from './graph/graph.http.controller';
 import { InspectContextController } from './inspect-context/inspect-context.http.controller';
@@ -26,6 +27,10 @@ import { PresignedUrls } from './presigned-urls';
     InspectContextController,
     PresignedContentController,
   ],
-  providers: [IngestionService, PresignedUrls],
+  providers: [
+    IngestionService,
+    PresignedUrls,
+    ListContextHandler,
+  ],
 })
 export class ContextModule {}
