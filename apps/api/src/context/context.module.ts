@@ -4,6 +4,7 @@ import { IngestContextController } from './ingest-context/ingest-context.http.co
 import { AddMemoryController } from './ingest-context/add-memory.http.controller';
 import { IngestionService } from './ingestion.service';
 import { ContextStatusController } from './context-status/context-status.http.controller';
+import { GetContextStatusHandler } from './context-status/context-status.handler';
 import { UpdateMetadataController } from './update-metadata/update-metadata.http.controller';
 import { ListContextController } from './list-context/list-context.http.controller';
 import { ListContextHandler } from './list-context/list-context.handler';
@@ -30,6 +31,7 @@ import { PresignedUrls } from './presigned-urls';
   providers: [
     IngestionService,
     PresignedUrls,
+    GetContextStatusHandler,
     ListContextHandler,
   ],
 })
