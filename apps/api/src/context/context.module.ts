@@ -11,6 +11,7 @@ import { ListContextHandler } from './list-context/list-context.handler';
 import { DeleteContextController } from './delete-context/delete-context.http.controller';
 import { GraphController } from './graph/graph.http.controller';
 import { InspectContextController } from './inspect-context/inspect-context.http.controller';
+import { InspectContextHandler } from './inspect-context/inspect-context.handler';
 import { PresignedContentController } from './presigned-content/presigned-content.http.controller';
 import { PresignedUrls } from './presigned-urls';
 
@@ -33,6 +34,7 @@ import { PresignedUrls } from './presigned-urls';
     PresignedUrls,
     GetContextStatusHandler,
     ListContextHandler,
+    InspectContextHandler,
   ],
 })
 export class ContextModule {}
