@@ -10,6 +10,9 @@ import { ListContextController } from './list-context/list-context.http.controll
 import { ListContextHandler } from './list-context/list-context.handler';
 import { DeleteContextController } from './delete-context/delete-context.http.controller';
 import { GraphController } from './graph/graph.http.controller';
+import { GetRelationsHandler } from './graph/relations.handler';
+import { GetItemEntitiesHandler } from './graph/item-entities.handler';
+import { GetEntityNeighboursHandler } from './graph/entity-neighbours.handler';
 import { InspectContextController } from './inspect-context/inspect-context.http.controller';
 import { InspectContextHandler } from './inspect-context/inspect-context.handler';
 import { PresignedContentController } from './presigned-content/presigned-content.http.controller';
@@ -34,6 +37,9 @@ import { PresignedUrls } from './presigned-urls';
     PresignedUrls,
     GetContextStatusHandler,
     ListContextHandler,
+    GetRelationsHandler,
+    GetItemEntitiesHandler,
+    GetEntityNeighboursHandler,
     InspectContextHandler,
   ],
 })
