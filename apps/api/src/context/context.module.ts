@@ -16,6 +16,7 @@ import { GetEntityNeighboursHandler } from './graph/entity-neighbours.handler';
 import { InspectContextController } from './inspect-context/inspect-context.http.controller';
 import { InspectContextHandler } from './inspect-context/inspect-context.handler';
 import { PresignedContentController } from './presigned-content/presigned-content.http.controller';
+import { GetPresignedContentHandler } from './presigned-content/presigned-content.handler';
 import { PresignedUrls } from './presigned-urls';
 
 /** Items of a database: ingest, list, status, inspect, edit, delete, the graph, presigned content. */
@@ -41,6 +42,7 @@ import { PresignedUrls } from './presigned-urls';
     GetItemEntitiesHandler,
     GetEntityNeighboursHandler,
     InspectContextHandler,
+    GetPresignedContentHandler,
   ],
 })
 export class ContextModule {}
