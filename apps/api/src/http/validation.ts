@@ -7,7 +7,8 @@ export const DEPRECATED_FIELDS: Record<string, string> = { tenant_id: 'database'
 function flatten(errors: ValidationError[], parent = ''): { path: string; messages: string[] }[] {
   return errors.flatMap((e) => {
     const path = parent ? `${parent}.${e.property}` : e.property;
-    const own = e.constraints ? [{ path, messages: Object.values(e.constraints) }] : [];
+    // Constraints that state one rule together (an integer from 1 to 100: IsInt, Min, Max) share its message: said once.
+    const own = e.constraints ? [{ path, messages: [...new Set(Object.values(e.constraints))] }] : [];
     return [...own, ...flatten(e.children ?? [], path)];
   });
 }
