@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DomainEventType } from '@crs/domain/domain-event';
 import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
 import { BlobStore } from '@crs/persistence/blob-store';
 import type { ExtractedGraph } from '@crs/ingestion/graph/extract-graph';
@@ -48,7 +49,7 @@ async function randomLog(random: () => number, blobs: BlobStore, n: number): Pro
   let position = 0;
   let second = 0;
   const requestIds: string[] = [];
-  const emit = (type: string, data: any, item?: ItemState, orgId = 'org1') => {
+  const emit = (type: DomainEventType, data: any, item?: ItemState, orgId = 'org1') => {
     position += 1;
     second += 1 + Math.floor(random() * 3);
     const revision = item ? item.revision++ : 0;
@@ -172,7 +173,7 @@ function randomWebhookLog(random: () => number, n: number): RecordedEvent[] {
   const events: RecordedEvent[] = [];
   const deliveries: string[] = [];
   let position = 0;
-  const emit = (type: string, data: any, orgId: string) => {
+  const emit = (type: DomainEventType, data: any, orgId: string) => {
     position += 1;
     const e: RecordedEvent = {
       type,

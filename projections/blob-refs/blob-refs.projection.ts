@@ -52,13 +52,12 @@ async function applyRun(events: RecordedEvent[], sql: Sql): Promise<void> {
     else unnamed.push([d.databaseId, d.itemKey, sha]);
   };
   for (const e of events) {
-    const d = e.data;
-    if (e.type === 'CollectionDeleted') await sql.query('DELETE FROM rm_blob_refs WHERE database_id = $1 AND collection = $2', [d.databaseId, d.collection]);
-    else if (e.type === 'DatabaseDeleted') await sql.query('DELETE FROM rm_blob_refs WHERE database_id = $1', [d.databaseId]);
-    else if (e.type === 'ItemIngested') reference(d, d.content.sha256, d.collection);
-    else if (e.type === 'GraphExtracted') reference(d, d.graphSha256, d.collection);
-    else if (e.type === 'ItemChunked') reference(d, d.chunksSha256);
-    else if (e.type === 'InferenceCompleted') reference(d, d.factsSha256);
+    if (e.type === 'CollectionDeleted') await sql.query('DELETE FROM rm_blob_refs WHERE database_id = $1 AND collection = $2', [e.data.databaseId, e.data.collection]);
+    else if (e.type === 'DatabaseDeleted') await sql.query('DELETE FROM rm_blob_refs WHERE database_id = $1', [e.data.databaseId]);
+    else if (e.type === 'ItemIngested') reference(e.data, e.data.content.sha256, e.data.collection);
+    else if (e.type === 'GraphExtracted') reference(e.data, e.data.graphSha256, e.data.collection);
+    else if (e.type === 'ItemChunked') reference(e.data, e.data.chunksSha256);
+    else if (e.type === 'InferenceCompleted') reference(e.data, e.data.factsSha256);
   }
   if (unnamed.length) {
     // Before the named ones: the table as it was before the run.

@@ -1,7 +1,6 @@
 import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from '@crs/persistence/data-source';
 import type { ReadModelProjection } from '@crs/persistence/projection';
-import type { DatabaseEvent } from '@crs/domain/events';
 
 /**
  * Databases and their collections, per organization: what `/databases*` and scope resolution read.
@@ -55,51 +54,50 @@ export const databasesProjection: ReadModelProjection = {
     'CollectionDeleted',
   ],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
-    const e = event as unknown as DatabaseEvent & RecordedEvent;
     const at = event.metadata.occurredAt;
-    switch (e.type) {
+    switch (event.type) {
       case 'DatabaseCreated':
         await sql.query(
           `INSERT INTO rm_databases (id, org_id, name, status, metadata_schema, embedder, created_by, created_at, updated_at)
            VALUES ($1, $2, $3, 'provisioning', $4, $5, $6, $7, $7) ON CONFLICT (id) DO NOTHING`,
-          [e.data.databaseId, event.metadata.orgId, e.data.name, JSON.stringify(e.data.metadataSchema), JSON.stringify(e.data.embedder), event.metadata.actor, at],
+          [event.data.databaseId, event.metadata.orgId, event.data.name, JSON.stringify(event.data.metadataSchema), JSON.stringify(event.data.embedder), event.metadata.actor, at],
         );
         return;
       case 'DatabaseComponentProvisioned': {
-        const column = COMPONENT_COLUMN[e.data.component];
+        const column = COMPONENT_COLUMN[event.data.component];
         await sql.query(
           `UPDATE rm_databases SET ${column} = true, updated_at = $2,
              status = CASE WHEN status = 'provisioning' AND (scheduler_ready OR $3 = 'scheduler_ready') AND (graph_ready OR $3 = 'graph_ready')
                           AND (vs_knowledge_ready OR $3 = 'vs_knowledge_ready') AND (vs_memories_ready OR $3 = 'vs_memories_ready')
                       THEN 'ready' ELSE status END
            WHERE id = $1`,
-          [e.data.databaseId, at, column],
+          [event.data.databaseId, at, column],
         );
         return;
       }
       case 'DatabaseEmbedderChanged':
-        await sql.query(`UPDATE rm_databases SET embedder = $2, updated_at = $3 WHERE id = $1`, [e.data.databaseId, JSON.stringify(e.data.embedder), at]);
+        await sql.query(`UPDATE rm_databases SET embedder = $2, updated_at = $3 WHERE id = $1`, [event.data.databaseId, JSON.stringify(event.data.embedder), at]);
         return;
       case 'DatabaseDeletionRequested':
-        await sql.query(`UPDATE rm_databases SET status = 'deleting', updated_at = $2 WHERE id = $1`, [e.data.databaseId, at]);
-        await sql.query(`UPDATE rm_collections SET status = 'deleting', updated_at = $2 WHERE database_id = $1`, [e.data.databaseId, at]);
+        await sql.query(`UPDATE rm_databases SET status = 'deleting', updated_at = $2 WHERE id = $1`, [event.data.databaseId, at]);
+        await sql.query(`UPDATE rm_collections SET status = 'deleting', updated_at = $2 WHERE database_id = $1`, [event.data.databaseId, at]);
         return;
       case 'DatabaseDeleted':
-        await sql.query(`DELETE FROM rm_collections WHERE database_id = $1`, [e.data.databaseId]);
-        await sql.query(`DELETE FROM rm_databases WHERE id = $1`, [e.data.databaseId]);
+        await sql.query(`DELETE FROM rm_collections WHERE database_id = $1`, [event.data.databaseId]);
+        await sql.query(`DELETE FROM rm_databases WHERE id = $1`, [event.data.databaseId]);
         return;
       case 'CollectionCreated':
         await sql.query(
           `INSERT INTO rm_collections (database_id, name, status, created_at, updated_at) VALUES ($1, $2, 'active', $3, $3)
            ON CONFLICT (database_id, name) DO NOTHING`,
-          [e.data.databaseId, e.data.collection, at],
+          [event.data.databaseId, event.data.collection, at],
         );
         return;
       case 'CollectionDeletionRequested':
-        await sql.query(`UPDATE rm_collections SET status = 'deleting', updated_at = $3 WHERE database_id = $1 AND name = $2`, [e.data.databaseId, e.data.collection, at]);
+        await sql.query(`UPDATE rm_collections SET status = 'deleting', updated_at = $3 WHERE database_id = $1 AND name = $2`, [event.data.databaseId, event.data.collection, at]);
         return;
       case 'CollectionDeleted':
-        await sql.query(`DELETE FROM rm_collections WHERE database_id = $1 AND name = $2`, [e.data.databaseId, e.data.collection]);
+        await sql.query(`DELETE FROM rm_collections WHERE database_id = $1 AND name = $2`, [event.data.databaseId, event.data.collection]);
         return;
     }
   },

@@ -1,7 +1,6 @@
 import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from '@crs/persistence/data-source';
 import type { ReadModelProjection } from '@crs/persistence/projection';
-import type { FeedbackRecorded } from '@crs/domain/feedback/feedback.events';
 
 /**
  * One row per feedback submission (never replaced by a later one for the same query): what
@@ -46,7 +45,8 @@ export const feedbackProjection: ReadModelProjection = {
       await sql.query('DELETE FROM rm_feedback WHERE database_id = $1 AND collection = $2', [event.data.databaseId, event.data.collection]);
       return;
     }
-    const d = (event as unknown as FeedbackRecorded).data;
+    if (event.type !== 'FeedbackRecorded') return;
+    const d = event.data;
     await sql.query(
       `INSERT INTO rm_feedback (feedback_id, org_id, request_id, database_id, database_name, collection, feedback, rating, source,
          ground_truth_answer, ground_truth_source_ids, metadata, linked, query_database_id, actor, position, created_at)

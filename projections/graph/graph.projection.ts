@@ -4,6 +4,7 @@ import { inSegments, type ReadModelProjection } from '@crs/persistence/projectio
 import type { BlobStore } from '@crs/persistence/blob-store';
 import type { ExtractedGraph } from '@crs/ingestion/graph/extract-graph';
 import { mapLimit } from '@crs/persistence/map-limit';
+import { isEventOf } from '@crs/domain/domain-event';
 
 export const GRAPH_TABLES = ['rm_graph_entities', 'rm_graph_mentions', 'rm_graph_relations'];
 
@@ -36,16 +37,17 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
     ],
     handles: ['GraphExtracted', 'ItemIngested', 'ItemDeleted', 'CollectionDeleted', 'DatabaseDeleted'],
     async apply(event: RecordedEvent, sql: Sql): Promise<void> {
-      const d = event.data;
       switch (event.type) {
         case 'ItemIngested':
         case 'ItemDeleted': {
+          const d = event.data;
           // A new content version (or deletion) invalidates the item's graph rows.
           const keys = await removeItem(sql, d.databaseId, d.itemKey);
           await refreshEntities(sql, d.databaseId, keys);
           return;
         }
         case 'CollectionDeleted': {
+          const d = event.data;
           const rows: { k: string }[] = await sql.query('SELECT DISTINCT entity_key AS k FROM rm_graph_mentions WHERE database_id = $1 AND collection = $2', [d.databaseId, d.collection]);
           await sql.query('DELETE FROM rm_graph_mentions WHERE database_id = $1 AND collection = $2', [d.databaseId, d.collection]);
           await sql.query('DELETE FROM rm_graph_relations WHERE database_id = $1 AND collection = $2', [d.databaseId, d.collection]);
@@ -53,9 +55,10 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
           return;
         }
         case 'DatabaseDeleted':
-          for (const t of GRAPH_TABLES) await sql.query(`DELETE FROM ${t} WHERE database_id = $1`, [d.databaseId]);
+          for (const t of GRAPH_TABLES) await sql.query(`DELETE FROM ${t} WHERE database_id = $1`, [event.data.databaseId]);
           return;
         case 'GraphExtracted': {
+          const d = event.data;
           let graph: ExtractedGraph;
           try {
             graph = JSON.parse((await blobs.get(d.databaseId, d.graphSha256)).toString('utf8'));
@@ -107,7 +110,11 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
 /** What a run leaves an item with: nothing, or one extraction result. */
 type ItemGraph = { databaseId: string; itemKey: string; collection: string; graph: ExtractedGraph } | { databaseId: string; itemKey: string; graph: null };
 
-async function foldGraph(blobs: BlobStore, events: RecordedEvent[], sql: Sql): Promise<void> {
+/** The events `foldGraph` folds onto an item's rows: every handled one but the set-wide deletions. */
+const ITEM_EVENTS = ['GraphExtracted', 'ItemIngested', 'ItemDeleted'] as const;
+
+async function foldGraph(blobs: BlobStore, run: RecordedEvent[], sql: Sql): Promise<void> {
+  const events = run.filter((e) => isEventOf(e, ITEM_EVENTS));
   // Extraction results, read concurrently (a missing blob makes its event a no-op, as in apply).
   const graphs = await mapLimit(events, 16, async (e) => {
     if (e.type !== 'GraphExtracted') return undefined;

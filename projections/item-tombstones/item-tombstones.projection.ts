@@ -22,14 +22,14 @@ export const itemTombstonesProjection: ReadModelProjection = {
   ],
   handles: ['ItemDeleted', 'DatabaseDeleted', 'CollectionDeleted'],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
-    const d = event.data;
     if (event.type === 'ItemDeleted') {
+      const d = event.data;
       // An item key hashes its collection, so a key deleted twice names the same collection: the first row stays.
       await sql.query('INSERT INTO rm_item_tombstones (database_id, item_key, collection) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [d.databaseId, d.itemKey, d.collection]);
     } else if (event.type === 'DatabaseDeleted') {
-      await sql.query('DELETE FROM rm_item_tombstones WHERE database_id = $1', [d.databaseId]);
+      await sql.query('DELETE FROM rm_item_tombstones WHERE database_id = $1', [event.data.databaseId]);
     } else if (event.type === 'CollectionDeleted') {
-      await sql.query('DELETE FROM rm_item_tombstones WHERE database_id = $1 AND collection = $2', [d.databaseId, d.collection]);
+      await sql.query('DELETE FROM rm_item_tombstones WHERE database_id = $1 AND collection = $2', [event.data.databaseId, event.data.collection]);
     }
   },
 };

@@ -2,7 +2,7 @@ import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from '@crs/persistence/data-source';
 import { inSegments, REPLAYING_SETTING, type ReadModelProjection } from '@crs/persistence/projection';
 import { storableExpiry } from '@crs/domain/items/expiry';
-import type { ItemEvent } from '@crs/domain/items/item.events';
+import { isEventOf } from '@crs/domain/domain-event';
 
 /**
  * Every ingested item (memory, file, app item) with its indexing status: what /context/status, /context/list,
@@ -139,11 +139,10 @@ export const itemsProjection: ReadModelProjection = {
   ],
   handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'DatabaseDeleted', 'CollectionDeleted'],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
-    const e = event as unknown as ItemEvent & RecordedEvent;
     const at = event.metadata.occurredAt;
-    switch (e.type) {
+    switch (event.type) {
       case 'ItemIngested': {
-        const d = e.data;
+        const d = event.data;
         // Upsert: a new content version replaces the row; created_at survives the replacement.
         await sql.query(
           `INSERT INTO rm_items (database_id, item_key, collection, store, item_id, kind, source_type, title, filename, content_sha256, content_type, bytes,
@@ -168,7 +167,7 @@ export const itemsProjection: ReadModelProjection = {
         return;
       }
       case 'StatusAdvanced': {
-        const d = e.data;
+        const d = event.data;
         await sql.query(
           `UPDATE rm_items SET status = $4, error_code = $5, error_message = $6, updated_at = $7,
              searchable_at = CASE WHEN $4 = 'graph_creation' THEN $7::timestamptz ELSE searchable_at END,
@@ -179,7 +178,7 @@ export const itemsProjection: ReadModelProjection = {
         return;
       }
       case 'ItemChunked': {
-        const d = e.data;
+        const d = event.data;
         await sql.query(
           `UPDATE rm_items SET chunks_sha256 = $4, chunk_count = $5, chunked_position = $6, updated_at = $7
            WHERE database_id = $1 AND item_key = $2 AND content_version = $3`,
@@ -188,7 +187,7 @@ export const itemsProjection: ReadModelProjection = {
         return;
       }
       case 'ItemMetadataUpdated': {
-        const d = e.data;
+        const d = event.data;
         await sql.query(
           `UPDATE rm_items SET metadata = COALESCE($3, metadata), additional_metadata = COALESCE($4, additional_metadata),
              title = CASE WHEN $5 THEN $6 ELSE title END, updated_at = $7
@@ -198,15 +197,18 @@ export const itemsProjection: ReadModelProjection = {
         return;
       }
       case 'AclChanged':
-        await sql.query(`UPDATE rm_items SET acl = $3, updated_at = $4 WHERE database_id = $1 AND item_key = $2`, [e.data.databaseId, e.data.itemKey, JSON.stringify(e.data.acl), at]);
+        await sql.query(`UPDATE rm_items SET acl = $3, updated_at = $4 WHERE database_id = $1 AND item_key = $2`, [event.data.databaseId, event.data.itemKey, JSON.stringify(event.data.acl), at]);
         return;
       case 'ItemDeleted':
-        await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND item_key = $2`, [e.data.databaseId, e.data.itemKey]);
+        await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND item_key = $2`, [event.data.databaseId, event.data.itemKey]);
+        return;
+      case 'DatabaseDeleted':
+        await sql.query(`DELETE FROM rm_items WHERE database_id = $1`, [event.data.databaseId]);
+        return;
+      case 'CollectionDeleted':
+        await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND collection = $2`, [event.data.databaseId, event.data.collection]);
         return;
     }
-    const other = event as RecordedEvent;
-    if (other.type === 'DatabaseDeleted') await sql.query(`DELETE FROM rm_items WHERE database_id = $1`, [other.data.databaseId]);
-    if (other.type === 'CollectionDeleted') await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND collection = $2`, [other.data.databaseId, other.data.collection]);
   },
   /**
    * A page at once: the rows its item events touch are loaded in one query, every event is applied to them in
@@ -261,8 +263,12 @@ const DELETE = `DELETE FROM rm_items WHERE (database_id, item_key) IN (SELECT * 
 
 const keyOf = (databaseId: string, itemKey: string) => `${databaseId.toLowerCase()}\u0000${itemKey}`;
 
+/** The events `foldItems` folds onto an item's row: every handled one but the set-wide deletions. */
+const ROW_EVENTS = ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged'] as const;
+
 /** Item events (no set-wide deletions) folded onto their rows in memory, then written back in three statements. */
-async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
+async function foldItems(run: RecordedEvent[], sql: Sql): Promise<void> {
+  const events = run.filter((e) => isEventOf(e, ROW_EVENTS));
   const keys = new Map<string, [string, string]>();
   for (const e of events) keys.set(keyOf(e.data.databaseId, e.data.itemKey), [e.data.databaseId, e.data.itemKey]);
   const ids = [...keys.values()];
@@ -273,13 +279,12 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
   const dirty = new Set<string>();
 
   for (const event of events) {
-    const e = event as unknown as ItemEvent & RecordedEvent;
     const at = event.metadata.occurredAt;
-    const key = keyOf(e.data.databaseId, e.data.itemKey);
+    const key = keyOf(event.data.databaseId, event.data.itemKey);
     const row = rows.get(key);
-    switch (e.type) {
+    switch (event.type) {
       case 'ItemIngested': {
-        const d = e.data;
+        const d = event.data;
         if (row && !(Number(row.ingest_position) < event.position)) break;
         const next: Row = {
           ...(row ?? { database_id: d.databaseId, item_key: d.itemKey, collection: d.collection, store: d.store, item_id: d.itemId, created_at: at }),
@@ -296,7 +301,7 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
         break;
       }
       case 'StatusAdvanced': {
-        const d = e.data;
+        const d = event.data;
         if (!row || Number(row.content_version) !== Number(d.contentVersion)) break;
         row.status = text(d.status);
         row.error_code = text(d.errorCode);
@@ -308,7 +313,7 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
         break;
       }
       case 'ItemChunked': {
-        const d = e.data;
+        const d = event.data;
         if (!row || Number(row.content_version) !== Number(d.contentVersion)) break;
         row.chunks_sha256 = text(d.chunksSha256);
         row.chunk_count = text(d.chunkCount);
@@ -318,7 +323,7 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
         break;
       }
       case 'ItemMetadataUpdated': {
-        const d = e.data;
+        const d = event.data;
         if (!row) break;
         if (d.metadata !== undefined && json(d.metadata) !== null) row.metadata = json(d.metadata);
         if (d.additionalMetadata !== undefined && json(d.additionalMetadata) !== null) row.additional_metadata = json(d.additionalMetadata);
@@ -329,7 +334,7 @@ async function foldItems(events: RecordedEvent[], sql: Sql): Promise<void> {
       }
       case 'AclChanged':
         if (!row) break;
-        row.acl = json(e.data.acl);
+        row.acl = json(event.data.acl);
         row.updated_at = at;
         dirty.add(key);
         break;

@@ -35,7 +35,8 @@ export const queriesProjection: ReadModelProjection = {
       await sql.query(`DELETE FROM rm_queries WHERE database_id = $1 AND ${ONLY_IN_COLLECTION}`, [event.data.databaseId, event.data.collection]);
       return;
     }
-    const d = (event as unknown as QueryRecorded).data;
+    if (event.type !== 'QueryRecorded') return;
+    const d = event.data;
     await sql.query(
       `INSERT INTO rm_queries (request_id, org_id, database_id, query, type, mode, results, collections, log_position, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (request_id) DO NOTHING`,
@@ -49,14 +50,15 @@ export const queriesProjection: ReadModelProjection = {
       (e) => e.type === 'DatabaseDeleted' || e.type === 'CollectionDeleted',
       async (run) => {
         const seen = new Set<string>();
-        const rows: RecordedEvent[] = [];
+        const rows: RecordedEvent<QueryRecorded>[] = [];
         for (const e of run) {
+          if (e.type !== 'QueryRecorded') continue;
           const id = String(e.data.requestId).toLowerCase();
           if (seen.has(id)) continue;
           seen.add(id);
           rows.push(e);
         }
-        const col = (f: (e: RecordedEvent, d: QueryRecorded['data']) => unknown) => rows.map((e) => f(e, (e as unknown as QueryRecorded).data) ?? null);
+        const col = (f: (e: RecordedEvent<QueryRecorded>, d: QueryRecorded['data']) => unknown) => rows.map((e) => f(e, e.data) ?? null);
         await sql.query(
           `INSERT INTO rm_queries (request_id, org_id, database_id, query, type, mode, results, collections, log_position, created_at)
            SELECT u.r, u.o, u.d, u.q, u.t, u.m, u.res, CASE WHEN u.c IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(u.c)) END, u.p, u.at

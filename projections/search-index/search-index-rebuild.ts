@@ -1,3 +1,4 @@
+import { isEventOf, type DomainEventType } from '@crs/domain/domain-event';
 import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { ChunkDoc, Store } from '@crs/search/search-index.port';
 import type { CatalogEntry, IndexRef, SearchCatalog } from './search-catalog';
@@ -54,7 +55,7 @@ async function replayLog(
     if (more) next = read(last);
     for (const ev of page) {
       if (ev.position > until) break;
-      if (subscriber.handles.includes(ev.type as never)) batch.push(ev);
+      if (isEventOf(ev, subscriber.handles)) batch.push(ev);
       position = ev.position;
       if (batch.length >= REPLAY_BATCH) await flush();
     }
@@ -255,7 +256,7 @@ async function waitUntilIndexed(store: EventStore, catalog: SearchCatalog, subsc
 }
 
 /** The position of the first event of `types` after `after` and up to `until`, or null. */
-async function firstOfTypes(store: EventStore, after: number, until: number, types: readonly string[]): Promise<number | null> {
+async function firstOfTypes(store: EventStore, after: number, until: number, types: readonly DomainEventType[]): Promise<number | null> {
   if (store.readAllOfTypes) {
     const { events } = await store.readAllOfTypes(after, types, 1);
     return events.length && events[0].position <= until ? events[0].position : null;
@@ -263,7 +264,7 @@ async function firstOfTypes(store: EventStore, after: number, until: number, typ
   for (let from = after; from < until; ) {
     const page = await store.readAll({ after: from, maxCount: REPLAY_PAGE });
     if (!page.length) return null;
-    const hit = page.find((e) => e.position <= until && types.includes(e.type));
+    const hit = page.find((e) => e.position <= until && isEventOf(e, types));
     if (hit) return hit.position;
     from = page[page.length - 1].position;
   }

@@ -5,7 +5,7 @@ import type { RunnerLogger } from '@crs/persistence/projection-runner';
 import type { BlobStore } from '@crs/persistence/blob-store';
 import type { Processor } from '@crs/persistence/projection';
 import { mapLimit } from '@crs/persistence/map-limit';
-import type { ItemChunked, ItemDeleted } from '@crs/domain/items/item.events';
+import { isEventOf } from '@crs/domain/domain-event';
 import type { IndexRef, SearchCatalog } from './search-catalog';
 import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from '@crs/search/chunk-docs';
 import type { ChunkDoc } from '@crs/search/search-index.port';
@@ -58,23 +58,24 @@ export class SearchIndexSubscriber implements Processor {
     // The items of the whole batch in one query, those of an active collection only (one being deleted, or deleted
     // while the items read model still holds its rows, is skipped: its purge must be the last word, docs/databases.md);
     // their chunk lists read in parallel below.
-    const keyed = events.filter((e) => e.type !== 'ItemDeleted').map((e) => (e as unknown as ItemChunked).data);
+    const indexed = events.filter((e) => isEventOf(e, this.handles));
+    const keyed = indexed.filter((e) => e.type !== 'ItemDeleted').map((e) => e.data);
     const rows = keyed.length ? await itemsInActiveCollectionsByKeys(this.ds, keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)) : [];
     const items = new Map(rows.map((r) => [`${r.database_id}/${r.item_key}`, r]));
     const pending: { index: IndexRef; item: IndexedItem & { content_version: number }; chunksSha256: string; databaseId: string; event: RecordedEvent }[] = [];
-    for (const event of events) {
+    for (const event of indexed) {
       if (event.type === 'ItemDeleted') {
-        const d = (event as unknown as ItemDeleted).data;
+        const d = event.data;
         const ref = await indexFor(d.databaseId, d.store === 'memory' ? 'memory' : 'knowledge');
         if (ref) deletes.push({ index: ref.name, itemKey: d.itemKey, version: event.position });
         continue;
       }
-      const d = (event as unknown as ItemChunked).data;
+      const d = event.data;
       const item = items.get(`${d.databaseId}/${d.itemKey}`);
       if (!item) continue; // deleted (its ItemDeleted removes the chunks), or its collection is being deleted
       // ItemChunked of a superseded version: later events decide. Attribute changes re-stamp the current chunks.
-      if (event.type === 'ItemChunked' && item.content_version !== d.contentVersion) continue;
-      const chunksSha256 = event.type === 'ItemChunked' ? d.chunksSha256 : item.chunks_sha256;
+      if (event.type === 'ItemChunked' && item.content_version !== event.data.contentVersion) continue;
+      const chunksSha256 = event.type === 'ItemChunked' ? event.data.chunksSha256 : item.chunks_sha256;
       if (!chunksSha256) continue; // not chunked yet: ItemChunked will carry the new attributes
       const ref = await indexFor(d.databaseId, item.store);
       if (!ref) continue; // database gone

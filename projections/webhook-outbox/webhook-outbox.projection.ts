@@ -1,8 +1,6 @@
 import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from '@crs/persistence/data-source';
 import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
-import type { StatusAdvanced } from '@crs/domain/items/item.events';
-import type { DeliveryAttempted, DeliveryRetryRequested, WebhookEvent } from '@crs/domain/webhooks/webhook.events';
 import { INDEXING_STATUS_CHANGED, notifiesWebhook } from '@crs/domain/webhooks/webhook.events';
 import { deliveryIdFor, statusChangedPayload } from '@crs/domain/webhooks/webhook-payload';
 
@@ -67,26 +65,25 @@ export const webhookOutboxProjection: ReadModelProjection = {
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
     const at = event.metadata.occurredAt;
     const org = event.metadata.orgId;
-    const e = event as unknown as (WebhookEvent | DeliveryAttempted | DeliveryRetryRequested | StatusAdvanced) & RecordedEvent;
-    switch (e.type) {
+    switch (event.type) {
       case 'WebhookRegistered':
         await sql.query(
           `INSERT INTO rm_webhooks (org_id, url, event_types, registered_at, updated_at) VALUES ($1, $2, $3, $4, $4)
            ON CONFLICT (org_id) DO UPDATE SET url = EXCLUDED.url, event_types = EXCLUDED.event_types, updated_at = EXCLUDED.updated_at`,
-          [org, e.data.url, JSON.stringify(e.data.eventTypes), at],
+          [org, event.data.url, JSON.stringify(event.data.eventTypes), at],
         );
         return;
       case 'WebhookDeleted':
         await sql.query('DELETE FROM rm_webhooks WHERE org_id = $1', [org]);
         return;
       case 'SigningSecretSet':
-        await sql.query('UPDATE rm_webhooks SET secret_id = $2, secret_generated = $3, updated_at = $4 WHERE org_id = $1', [org, e.data.secretId, e.data.generated, at]);
+        await sql.query('UPDATE rm_webhooks SET secret_id = $2, secret_generated = $3, updated_at = $4 WHERE org_id = $1', [org, event.data.secretId, event.data.generated, at]);
         return;
       case 'SigningSecretRemoved':
         await sql.query('UPDATE rm_webhooks SET secret_id = NULL, secret_generated = NULL, updated_at = $2 WHERE org_id = $1', [org, at]);
         return;
       case 'StatusAdvanced': {
-        const d = e.data;
+        const d = event.data;
         if (!notifiesWebhook(d)) return;
         const [hook] = await sql.query(`SELECT 1 FROM rm_webhooks WHERE org_id = $1 AND event_types @> $2::jsonb`, [org, JSON.stringify([INDEXING_STATUS_CHANGED])]);
         if (!hook) return; // no registration for this event at this point of the log: nothing to deliver, ever
@@ -106,7 +103,7 @@ export const webhookOutboxProjection: ReadModelProjection = {
         return;
       }
       case 'DeliveryAttempted': {
-        const d = e.data;
+        const d = event.data;
         await sql.query(
           `UPDATE rm_webhook_deliveries SET status = $2, attempts = $3, round_attempts = $4, last_status_code = $5, error_code = $6,
              error_message = $7, next_attempt_at = $8, updated_at = $9
@@ -118,27 +115,24 @@ export const webhookOutboxProjection: ReadModelProjection = {
       case 'DeliveryRetryRequested':
         await sql.query(
           `UPDATE rm_webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $2, updated_at = $2 WHERE delivery_id = $1`,
-          [e.data.deliveryId, at],
+          [event.data.deliveryId, at],
         );
         return;
-    }
-    const other = event as RecordedEvent;
-    switch (other.type) {
       case 'DatabaseCreated':
-        await sql.query('INSERT INTO rm_webhook_databases (database_id, org_id, name) VALUES ($1, $2, $3) ON CONFLICT (database_id) DO NOTHING', [other.data.databaseId, org, other.data.name]);
+        await sql.query('INSERT INTO rm_webhook_databases (database_id, org_id, name) VALUES ($1, $2, $3) ON CONFLICT (database_id) DO NOTHING', [event.data.databaseId, org, event.data.name]);
         return;
       case 'DatabaseDeleted':
         // Deletion is real: delivery records name the database's items, so they go with it.
-        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1', [other.data.databaseId]);
-        await sql.query('DELETE FROM rm_webhook_databases WHERE database_id = $1', [other.data.databaseId]);
+        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1', [event.data.databaseId]);
+        await sql.query('DELETE FROM rm_webhook_databases WHERE database_id = $1', [event.data.databaseId]);
         return;
       case 'CollectionDeleted':
-        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2', [other.data.databaseId, other.data.collection]);
+        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2', [event.data.databaseId, event.data.collection]);
         return;
       case 'ItemDeleted':
         // An item deleted on its own takes its records along too. A record names its item by id in its collection
         // (as the payload does), not by store: an id both stores of a collection hold shares its records.
-        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2 AND doc_id = $3', [other.data.databaseId, other.data.collection, other.data.itemId]);
+        await sql.query('DELETE FROM rm_webhook_deliveries WHERE database_id = $1 AND collection = $2 AND doc_id = $3', [event.data.databaseId, event.data.collection, event.data.itemId]);
         return;
     }
   },
@@ -158,7 +152,7 @@ export const webhookOutboxProjection: ReadModelProjection = {
 };
 
 async function insertDeliveries(run: RecordedEvent[], sql: Sql): Promise<void> {
-  const terminal = run.filter((e) => notifiesWebhook((e as unknown as StatusAdvanced).data));
+  const terminal = run.filter((e) => e.type === 'StatusAdvanced').filter((e) => notifiesWebhook(e.data));
   if (!terminal.length) return;
   const orgs = [...new Set(terminal.map((e) => e.metadata.orgId))];
   const hooked = new Set(
@@ -166,14 +160,14 @@ async function insertDeliveries(run: RecordedEvent[], sql: Sql): Promise<void> {
   );
   const due = terminal.filter((e) => hooked.has(e.metadata.orgId));
   if (!due.length) return; // no registration for these events at this point of the log: nothing to deliver, ever
-  const dbIds = [...new Set(due.map((e) => (e as unknown as StatusAdvanced).data.databaseId))];
+  const dbIds = [...new Set(due.map((e) => e.data.databaseId))];
   const names = new Map(
     (await sql.query<{ id: string; name: string }[]>('SELECT database_id::text AS id, name FROM rm_webhook_databases WHERE database_id = ANY($1::uuid[])', [dbIds])).map((r) => [r.id, r.name]),
   );
   const rows: unknown[][] = [];
   const seen = new Set<string>();
   for (const event of due) {
-    const d = (event as unknown as StatusAdvanced).data;
+    const d = event.data;
     const at = event.metadata.occurredAt;
     const deliveryId = deliveryIdFor(event.metadata.eventId);
     if (seen.has(deliveryId)) continue;

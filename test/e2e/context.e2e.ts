@@ -250,14 +250,14 @@ describe('context items through HTTP', () => {
       const revoked = await t.request('PATCH', '/context/doc-acl/metadata', { body: { database: 'ctx', acl: [] } });
       expect(revoked.body.data.acl).toEqual(['__private__']);
       expect(ids(await asBob())).not.toContain('doc-acl');
-      const events = (await t.store.readAll()).filter((e) => e.type === 'AclChanged' && e.data.itemId === 'doc-acl');
+      const events = (await t.store.readAll()).filter((e) => e.type === 'AclChanged').filter((e) => e.data.itemId === 'doc-acl');
       expect(events.map((e) => e.data.acl)).toEqual([['user_email:bob@corp.io'], ['__private__']]);
     });
 
     it('PATCH takes database and collection in the query string too; a body that changes nothing is a no-op answering the item', async () => {
       await ingestMemories(t, 'ctx', [{ id: 'scoped-edit', text: 'Parking permits renew every March.', metadata: JSON.stringify({ team: 'ops' }) }], { collection: 'facilities' });
       await waitForStatus(t, 'ctx', ['scoped-edit'], ['completed'], 30_000, 'facilities');
-      const eventsOf = async () => (await t.store.readAll()).filter((e) => e.data?.itemId === 'scoped-edit').length;
+      const eventsOf = async () => (await t.store.readAll()).filter((e) => 'itemId' in e.data && e.data.itemId === 'scoped-edit').length;
 
       // Only acl in the body; database and collection in the query string.
       const acl = await t.request('PATCH', '/context/scoped-edit/metadata?database=ctx&collection=facilities', { body: { acl: ['Ann@Corp.io'] } });

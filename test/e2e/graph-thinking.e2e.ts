@@ -71,7 +71,7 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     expect(extra).toHaveLength(1); // m2 only: the link to a knowledge id yields nothing
     expect(thinking.body.data.additional_context[extra[0]]).toMatchObject({ id: 'm2', chunk_uuid: extra[0], chunk_content: expect.stringContaining('payments squad') });
     // The log shows what was disclosed, linked chunks included (auditors replay it).
-    const recorded = (await t.store.readAll()).find((e) => e.type === 'QueryRecorded' && e.data.requestId === thinking.body.meta.request_id);
+    const recorded = (await t.store.readAll()).filter((e) => e.type === 'QueryRecorded').find((e) => e.data.requestId === thinking.body.meta.request_id);
     expect(recorded!.data.additionalContext).toEqual([{ chunkId: extra[0], itemId: 'm2', linkedFrom: thinking.body.data.chunks[0].chunk_uuid }]);
     const off = await t.request('POST', '/query', { body: { ...body, mode: 'thinking', query_forceful_relations: false } });
     expect(off.body.data.additional_context).toEqual({});

@@ -139,7 +139,7 @@ describe('ingest and query through HTTP', () => {
   it('records every query as an event with its results', async () => {
     const q = await t.request('POST', '/query', { body: { database: 'kb', query: 'green tea' } });
     const rid = q.body.meta.request_id;
-    const events = (await t.store.readAll()).filter((e) => e.type === 'QueryRecorded' && e.data.requestId === rid);
+    const events = (await t.store.readAll()).filter((e) => e.type === 'QueryRecorded').filter((e) => e.data.requestId === rid);
     expect(events).toHaveLength(1);
     expect(events[0].data.results.map((r: any) => r.itemId)).toEqual(q.body.data.chunks.map((c: any) => c.id));
     expect(events[0].data.query).toBe('green tea');

@@ -37,7 +37,7 @@ describe('input at the edges', () => {
   it('a log that already holds an expiry written past year 9999 still replays: the projection stores the last instant', async () => {
     await ingestMemories(t, 'edges', [{ id: 'template', text: 'Template memory.' }]);
     await waitForStatus(t, 'edges', ['template']);
-    const [ingested] = (await t.store.readAll()).filter((e) => e.type === 'ItemIngested' && e.data.itemId === 'template');
+    const [ingested] = (await t.store.readAll()).filter((e) => e.type === 'ItemIngested').filter((e) => e.data.itemId === 'template');
     // What the service wrote before the bound existed: an expanded year that Postgres cannot store.
     const itemKey = `legacy-${randomUUID()}`;
     await t.store.append(streams.item(ingested.data.databaseId, itemKey), [

@@ -51,7 +51,7 @@ describe('a worker killed mid-item', () => {
     await waitForStatus(t, 'crashdb', memories.map((m) => m.id), ['completed'], 30_000);
     await healthy.stop();
 
-    const itemEvents = (await t.store.readAll()).filter((e) => ['StatusAdvanced', 'ItemChunked'].includes(e.type));
+    const itemEvents = (await t.store.readAll()).filter((e) => e.type === 'StatusAdvanced' || e.type === 'ItemChunked');
     const byKey = new Map<string, string[]>();
     for (const e of itemEvents) byKey.set(e.data.itemKey, [...(byKey.get(e.data.itemKey) ?? []), e.type === 'ItemChunked' ? 'chunked' : e.data.status]);
     expect(byKey.size).toBe(6);

@@ -11,11 +11,11 @@ const tick = (stream: string) => ({ stream, ctx: { orgId: 'o', actor: 'test' }, 
 
 describe('handleMany with a stream state cache', () => {
   let pool: Pool;
-  let store: PostgresEventStore;
+  let store: PostgresEventStore<Tick>;
   beforeAll(async () => {
     pool = new Pool({ connectionString: await createTestDatabase('command_handling'), max: 4 });
     await PostgresEventStore.migrate(pool);
-    store = new PostgresEventStore(pool);
+    store = new PostgresEventStore<Tick>(pool);
   });
   afterAll(async () => {
     await store.close();

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import {
   CHECKPOINT_EVENT,
   WrongExpectedRevisionError,
+  type EventShape,
   type EventStore,
   type NewEvent,
   type RecordedEvent,
@@ -9,6 +10,8 @@ import {
 } from '@crs/eventstore/event-store.port';
 
 /**
+ * The events are the suite's own (`EventShape`: any type, any data), not the domain's: the contract is about the log.
+ *
  * The event log contract, written once for every adapter: Postgres (every `npm test`), EventStoreDB (when
  * EVENTSTORE_URL names a server: `npm run test:production-adapters`), and the EventStoreDB adapter's write path on
  * an in-memory stand-in for its client (libs/eventstore/src/eventstoredb-event-store.spec.ts, some sections only).
@@ -28,7 +31,7 @@ export type EventStoreContractSection =
 
 export function describeEventStoreContract(
   name: string,
-  factory: () => Promise<{ store: EventStore; cleanup(): Promise<void> }>,
+  factory: () => Promise<{ store: EventStore<EventShape>; cleanup(): Promise<void> }>,
   /** Only these sections (default: all). A run on a partial stand-in names the sections it covers. */
   only?: readonly EventStoreContractSection[],
 ): void {
@@ -36,9 +39,9 @@ export function describeEventStoreContract(
     if (!only || only.includes(title)) describe(title, body);
   };
   describe(`EventStore contract: ${name}`, () => {
-    let store: EventStore;
+    let store: EventStore<EventShape>;
     let cleanup: () => Promise<void>;
-    const open: Subscription[] = [];
+    const open: Subscription<EventShape>[] = [];
 
     beforeAll(async () => {
       ({ store, cleanup } = await factory());
@@ -52,7 +55,7 @@ export function describeEventStoreContract(
       await cleanup?.();
     });
 
-    const subscribe = (after: number, types?: string[]): Subscription => {
+    const subscribe = (after: number, types?: string[]): Subscription<EventShape> => {
       const subscription = store.subscribeToAll({ after, types });
       open.push(subscription);
       return subscription;
@@ -241,7 +244,7 @@ export function describeEventStoreContract(
 
     section('readStream', () => {
       let stream: string;
-      let written: NewEvent[];
+      let written: NewEvent<EventShape>[];
 
       beforeAll(async () => {
         stream = uniqueStream('read');
@@ -336,7 +339,7 @@ export function describeEventStoreContract(
         await store.append(a, [event('Other')]);
         const head = await store.headPosition();
         const subscription = subscribe(start, ['Wanted']);
-        const seen: RecordedEvent[] = [];
+        const seen: RecordedEvent<EventShape>[] = [];
         let reached = start;
         for await (const e of subscription) {
           seen.push(e);
@@ -458,7 +461,7 @@ export function uniqueStream(category: string): string {
   return `contract_${category}-${randomBytes(6).toString('hex')}`;
 }
 
-export function event(type: string, data: unknown = { at: type }): NewEvent {
+export function event(type: string, data: unknown = { at: type }): NewEvent<EventShape> {
   return {
     type,
     data,
@@ -466,11 +469,11 @@ export function event(type: string, data: unknown = { at: type }): NewEvent {
   };
 }
 
-function revisions(events: RecordedEvent[]): number[] {
+function revisions(events: RecordedEvent<EventShape>[]): number[] {
   return events.map((e) => e.revision);
 }
 
-function own(events: RecordedEvent[], streams: string[]): RecordedEvent[] {
+function own(events: RecordedEvent<EventShape>[], streams: string[]): RecordedEvent<EventShape>[] {
   return events.filter((e) => streams.includes(e.stream));
 }
 
@@ -480,7 +483,7 @@ function expectStrictlyIncreasing(values: number[]): void {
   });
 }
 
-async function nextOwn(iterator: AsyncIterator<RecordedEvent>, streams: string[]): Promise<IteratorResult<RecordedEvent>> {
+async function nextOwn(iterator: AsyncIterator<RecordedEvent<EventShape>>, streams: string[]): Promise<IteratorResult<RecordedEvent<EventShape>>> {
   for (;;) {
     const next = await iterator.next();
     if (next.done || streams.includes(next.value.stream)) return next;
@@ -488,9 +491,9 @@ async function nextOwn(iterator: AsyncIterator<RecordedEvent>, streams: string[]
 }
 
 /** Pulls until `count` events of the given streams arrived (others on a shared server are skipped). */
-async function take(iterator: AsyncIterator<RecordedEvent>, count: number, streams: string[], timeoutMs = 10_000): Promise<RecordedEvent[]> {
-  const received: RecordedEvent[] = [];
-  const pull = async (): Promise<RecordedEvent[]> => {
+async function take(iterator: AsyncIterator<RecordedEvent<EventShape>>, count: number, streams: string[], timeoutMs = 10_000): Promise<RecordedEvent<EventShape>[]> {
+  const received: RecordedEvent<EventShape>[] = [];
+  const pull = async (): Promise<RecordedEvent<EventShape>[]> => {
     while (received.length < count) {
       const next = await nextOwn(iterator, streams);
       if (next.done) throw new Error(`subscription ended after ${received.length} of ${count} events`);

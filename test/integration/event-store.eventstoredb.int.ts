@@ -1,3 +1,4 @@
+import type { EventShape } from '@crs/eventstore/event-store.port';
 import { EventStoreDbEventStore } from '@crs/eventstore/eventstoredb-event-store';
 import { describeEventStoreContract } from './event-store.contract';
 
@@ -5,7 +6,7 @@ const url = process.env.EVENTSTORE_URL;
 
 if (url) {
   describeEventStoreContract('eventstoredb', async () => {
-    const store = new EventStoreDbEventStore(url);
+    const store = new EventStoreDbEventStore<EventShape>(url);
     return { store, cleanup: () => store.close() };
   });
 } else if (process.env.CRS_PRODUCTION_ADAPTERS_REQUIRED === 'true') {

@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { createEventStore, EventStoreDbEventStore } from '@crs/eventstore';
+import type { EventShape, EventStore } from '@crs/eventstore/event-store.port';
 import { APPEND_LOCK_KEY, PostgresEventStore } from '@crs/eventstore/postgres/postgres-event-store';
 import { CHECKPOINT_EVENT } from '@crs/eventstore/event-store.port';
 import { createTestDatabase } from '../support/test-database';
@@ -8,7 +9,7 @@ import { describeEventStoreContract, event, uniqueStream } from './event-store.c
 async function freshStore(label: string, options: ConstructorParameters<typeof PostgresEventStore>[1] = {}) {
   const pool = new Pool({ connectionString: await createTestDatabase(label), max: 12 });
   await PostgresEventStore.migrate(pool, options);
-  const store = new PostgresEventStore(pool, options);
+  const store = new PostgresEventStore<EventShape>(pool, options);
   return {
     pool,
     store,
@@ -115,7 +116,7 @@ describe('PostgresEventStore specifics', () => {
     await PostgresEventStore.migrate(ctx.pool, options);
     const { rows } = await ctx.pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = 'older' AND tablename = 'entries' ORDER BY 1`);
     expect(rows.map((r) => r.indexname)).toEqual(['entries_event_id_idx', 'entries_pkey', 'entries_stream_revision_key']);
-    const store = new PostgresEventStore(ctx.pool, options);
+    const store = new PostgresEventStore<EventShape>(ctx.pool, options);
     const s = uniqueStream('retry');
     const first = [event('A'), event('B')];
     const appended = await store.append(s, first, { expectedRevision: 'no_stream' });
@@ -184,7 +185,7 @@ describe('PostgresEventStore specifics', () => {
   });
 
   it('wakes on NOTIFY well before the fallback poll', async () => {
-    const slow = new PostgresEventStore(ctx.pool, { schema: 'log', table: 'entries', pollIntervalMs: 60_000 });
+    const slow = new PostgresEventStore<EventShape>(ctx.pool, { schema: 'log', table: 'entries', pollIntervalMs: 60_000 });
     const subscription = slow.subscribeToAll({ after: await slow.headPosition() });
     try {
       const iterator = subscription[Symbol.asyncIterator]();
@@ -230,7 +231,7 @@ describe('createEventStore', () => {
   it('uses the Postgres events table when no EventStoreDB URL is given, creating it', async () => {
     const pool = new Pool({ connectionString: await createTestDatabase('eventstore_factory'), max: 4 });
     try {
-      const store = await createEventStore({ pool });
+      const store: EventStore<EventShape> = await createEventStore({ pool });
       expect(store).toBeInstanceOf(PostgresEventStore);
       const result = await store.append(uniqueStream('factory'), [event('Made')], { expectedRevision: 'no_stream' });
       expect(await store.headPosition()).toBe(result.position);

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import type { DomainEventType } from '@crs/domain/domain-event';
 import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import { openDataSource } from '@crs/persistence/data-source';
 import type { ReadModelProjection } from '@crs/persistence/projection';
 
 let position = 0;
 /** Builds a recorded event for projection specs (time and ids come from the caller, never the clock). */
-export function recorded(type: string, data: any, meta: Partial<RecordedEvent['metadata']> = {}, stream = 'test-stream'): RecordedEvent {
+export function recorded(type: DomainEventType, data: any, meta: Partial<RecordedEvent['metadata']> = {}, stream = 'test-stream'): RecordedEvent {
   position += 1;
   return {
     type,

@@ -28,7 +28,7 @@ export async function aclHistory(store: EventStore, databaseId: string, collecti
     .map((e) => ({
       at: e.metadata.occurredAt,
       position: e.position,
-      event: e.type as AclHistoryEntry['event'],
+      event: e.type,
       store: e.data.store,
       acl: e.type === 'ItemDeleted' ? 'deleted' : e.data.acl === undefined ? 'unrestricted' : e.data.acl,
       actor: e.metadata.actor,

@@ -51,7 +51,7 @@ export async function reembedDatabase(
   const embedder: EmbedderSpec = { modelId: deps.embedder.modelId, dimensions: deps.embedder.dimensions };
   const createdWith = await embedderAtCreation(deps.store, db);
   const history = await deps.store.readStream(streams.database(db.id));
-  const recordedBefore = history.reduce((s, e) => evolveDatabase(s, e as unknown as DatabaseEvent), initialDatabase()).embedder ?? createdWith;
+  const recordedBefore = history.reduce((s, e) => evolveDatabase(s, e), initialDatabase()).embedder ?? createdWith;
 
   const live = (await deps.catalog.all()).filter((e) => e.databaseId === db.id);
   // A rebuild drops the generation it replaced only after its last replays: one still there means a run was killed
@@ -80,7 +80,7 @@ export async function reembedDatabase(
   const decisions = errored.flatMap((r) => {
     const ingested = [...(histories.get(streams.item(db.id, r.item_key)) ?? [])].reverse().find((e) => e.type === 'ItemIngested');
     if (!ingested) return [];
-    const event = { type: 'ItemIngested', data: ingested.data } as ItemIngested;
+    const event: ItemIngested = { type: 'ItemIngested', data: ingested.data };
     return [{ ctx, databaseId: db.id, itemKey: r.item_key, decide: (state: Parameters<typeof decideItem>[1]) => (state.live && state.status === 'errored' ? decideItem({ type: 'Ingest', upsert: true, event }, state) : []) }];
   });
   const requeued = await decideOnItems(deps.store, decisions);
@@ -92,7 +92,7 @@ export async function reembedDatabase(
 
 /** The embedder recorded when the database was created (on the organization's registry stream). */
 async function embedderAtCreation(store: EventStore, db: { id: string; orgId: string }): Promise<EmbedderSpec> {
-  const created = (await store.readStream(streams.orgDatabases(db.orgId))).find((e) => e.type === 'DatabaseCreated' && e.data.databaseId === db.id);
+  const created = (await store.readStream(streams.orgDatabases(db.orgId))).filter((e) => e.type === 'DatabaseCreated').find((e) => e.data.databaseId === db.id);
   if (!created) throw new Error(`database ${db.id} has no DatabaseCreated event`);
-  return created.data.embedder as EmbedderSpec;
+  return created.data.embedder;
 }

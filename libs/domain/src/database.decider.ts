@@ -1,4 +1,5 @@
-import { conflict, notFound } from './errors';
+import type { DomainEvent } from './domain-event';
+import { conflict, notFound, unknownCommand } from './errors';
 import type { DatabaseComponent, DatabaseEvent, EmbedderSpec } from './events';
 import type { MetadataField } from './metadata-schema';
 
@@ -12,7 +13,8 @@ export interface RegistryState {
 }
 export const initialRegistry = (): RegistryState => ({ byName: {} });
 
-export function evolveRegistry(state: RegistryState, event: DatabaseEvent): RegistryState {
+/** Folds the registry stream; any other event leaves the state as it is. */
+export function evolveRegistry(state: RegistryState, event: DomainEvent): RegistryState {
   switch (event.type) {
     case 'DatabaseCreated':
       return { byName: { ...state.byName, [event.data.name]: { databaseId: event.data.databaseId, deleting: false } } };
@@ -52,7 +54,7 @@ export function decideRegistry(command: RegistryCommand, state: RegistryState): 
     }
     default: {
       const never: never = command;
-      throw new Error(`unknown command ${(never as any).type}`);
+      throw unknownCommand(never);
     }
   }
 }
@@ -66,7 +68,8 @@ export interface DatabaseState {
 }
 export const initialDatabase = (): DatabaseState => ({ provisioned: new Set(), collections: new Map() });
 
-export function evolveDatabase(state: DatabaseState, event: DatabaseEvent): DatabaseState {
+/** Folds a database's stream; any other event leaves the state as it is. */
+export function evolveDatabase(state: DatabaseState, event: DomainEvent): DatabaseState {
   switch (event.type) {
     case 'DatabaseComponentProvisioned':
       return { ...state, provisioned: new Set([...state.provisioned, event.data.component]) };
@@ -117,7 +120,7 @@ export function decideDatabase(command: DatabaseCommand, state: DatabaseState): 
     }
     default: {
       const never: never = command;
-      throw new Error(`unknown command ${(never as any).type}`);
+      throw unknownCommand(never);
     }
   }
 }

@@ -28,3 +28,6 @@ export class DomainError extends Error {
 export const invalid = (message: string, detail?: ErrorDetail) => new DomainError('validation', 'INVALID_INPUT', message, detail);
 export const notFound = (code: string, message: string) => new DomainError('not_found', code, message);
 export const conflict = (code: string, message: string) => new DomainError('conflict', code, message);
+
+/** A decider's answer to a command its union does not declare (reachable only from untyped code). */
+export const unknownCommand = (command: { type: unknown }) => new Error(`unknown command ${String(command.type)}`);

@@ -1,8 +1,9 @@
 import type { MetadataField } from './metadata-schema';
 
 /**
- * Every domain event, as a discriminated union on `type`. Events are facts; their data is small
- * (large payloads live in content-addressed blobs referenced by hash).
+ * Database and registry events, a discriminated union on `type` (every family together: DomainEvent in
+ * domain-event.ts). Events are facts; their data is small (large payloads live in content-addressed blobs referenced
+ * by hash).
  *
  * Streams (see streams.ts):
  *   databases-<orgId>   DatabaseCreated, DatabaseDeletionRequested, DatabaseDeleted (the audit record that survives deletion)
@@ -50,6 +51,3 @@ export type DatabaseEvent =
   | CollectionCreated
   | CollectionDeletionRequested
   | CollectionDeleted;
-
-export type DomainEvent = DatabaseEvent;
-export type DomainEventType = DomainEvent['type'];

@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent, type RecordedEvent } from './event-store.port';
+import type { DomainEvent } from '@crs/domain/domain-event';
+import { WrongExpectedRevisionError, type EventMetadata, type EventShape, type EventStore, type ExpectedRevision, type NewEvent, type RecordedEvent } from './event-store.port';
 
-export interface DecidedEvent {
-  type: string;
-  data: unknown;
+/**
+ * How a stream folds into state. `evolve` takes any event of the log (`L`, the domain's) and switches on its type:
+ * a stream holds only its own family's events, and the fold ignores the rest.
+ */
+export interface Fold<S, L extends EventShape = DomainEvent> {
+  initial: () => S;
+  evolve: (state: S, event: L) => S;
 }
 
 export interface CommandContext {
@@ -23,18 +28,19 @@ export interface CommandOutcome<E> {
 /**
  * Load a stream, fold it into state, decide, append with the expected revision. A concurrent writer makes
  * the append fail with WrongExpectedRevisionError; deciding again on fresh state is safe, so we retry a few times.
+ * `E`: the events the decider produces, members of the log's union `L`.
  */
-export async function handleCommand<S, E extends DecidedEvent, C>(
-  store: EventStore,
+export async function handleCommand<S, E extends L, C, L extends EventShape = DomainEvent>(
+  store: EventStore<L>,
   stream: string,
-  fold: { initial: () => S; evolve: (state: S, event: E) => S },
+  fold: Fold<S, L>,
   decide: (command: C, state: S) => E[],
   command: C,
   ctx: CommandContext,
 ): Promise<CommandOutcome<E>> {
   for (let attempt = 0; ; attempt++) {
     const history = await store.readStream(stream);
-    const state = history.reduce((s, e) => fold.evolve(s, e as unknown as E), fold.initial());
+    const state = history.reduce((s, e) => fold.evolve(s, e), fold.initial());
     const events = decide(command, state);
     if (events.length === 0) return { events, position: null };
     const occurredAt = (ctx.now ?? new Date()).toISOString();
@@ -42,7 +48,7 @@ export async function handleCommand<S, E extends DecidedEvent, C>(
     try {
       const result = await store.append(
         stream,
-        events.map((e) => ({ type: e.type, data: e.data, metadata: metadataFor(ctx, occurredAt) })),
+        events.map((e) => withMetadata(e, metadataFor(ctx, occurredAt))),
         { expectedRevision },
       );
       return { events, position: result.position };
@@ -60,8 +66,13 @@ export function metadataFor(ctx: CommandContext, occurredAt = (ctx.now ?? new Da
   return meta;
 }
 
+/** The decided event with its metadata, as it is appended (the store keeps its type, data and metadata). */
+function withMetadata<E extends EventShape>(event: E, metadata: EventMetadata): NewEvent<E> {
+  return { ...event, metadata };
+}
+
 /** One stream's decision inside a batch. `decide` may throw (a domain refusal): that entry fails on its own. */
-export interface BatchEntry<S, E extends DecidedEvent> {
+export interface BatchEntry<S, E extends EventShape> {
   stream: string;
   decide: (state: S) => E[];
   ctx: CommandContext;
@@ -82,18 +93,18 @@ export type BatchOutcome<E> = { events: E[]; position: number | null; error?: un
  * and appended as one request. A concurrent writer fails the append; the whole batch is then decided again on
  * fresh state. Outcomes are in entry order; an entry whose decide threw carries the error and appends nothing.
  */
-export async function handleMany<S, E extends DecidedEvent>(
-  store: EventStore,
-  fold: { initial: () => S; evolve: (state: S, event: E) => S },
+export async function handleMany<S, E extends L, L extends EventShape = DomainEvent>(
+  store: EventStore<L>,
+  fold: Fold<S, L>,
   entries: BatchEntry<S, E>[],
   cache?: StreamStateCache<S>,
 ): Promise<BatchOutcome<E>[]> {
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0) for (const e of entries) cache?.delete(e.stream);
     const unknown = [...new Set(entries.map((e) => e.stream))].filter((s) => !cache?.has(s));
-    const histories = unknown.length ? await store.readStreams(unknown) : new Map<string, RecordedEvent[]>();
+    const histories = unknown.length ? await store.readStreams(unknown) : new Map<string, RecordedEvent<L>[]>();
     const outcomes: BatchOutcome<E>[] = new Array(entries.length);
-    const perStream = new Map<string, { state: S; expected: ExpectedRevision; next: number; events: NewEvent[]; entries: number[] }>();
+    const perStream = new Map<string, { state: S; expected: ExpectedRevision; next: number; events: NewEvent<L>[]; entries: number[] }>();
     for (const [i, entry] of entries.entries()) {
       let slot = perStream.get(entry.stream);
       if (!slot) {
@@ -101,7 +112,7 @@ export async function handleMany<S, E extends DecidedEvent>(
         const history = known ? [] : (histories.get(entry.stream) ?? []);
         const revision = known ? known.revision : history.length === 0 ? -1 : history[history.length - 1].revision;
         slot = {
-          state: known ? known.state : history.reduce((s, e) => fold.evolve(s, e as unknown as E), fold.initial()),
+          state: known ? known.state : history.reduce((s, e) => fold.evolve(s, e), fold.initial()),
           expected: revision < 0 ? 'no_stream' : revision,
           next: revision + 1,
           events: [],
@@ -120,7 +131,7 @@ export async function handleMany<S, E extends DecidedEvent>(
       for (const e of decided) {
         // Folded with the revision it will get, as a recorded event would be.
         slot.state = fold.evolve(slot.state, { ...e, revision: slot.next++ });
-        slot.events.push({ type: e.type, data: e.data, metadata: metadataFor(entry.ctx, occurredAt) });
+        slot.events.push(withMetadata<L>(e, metadataFor(entry.ctx, occurredAt)));
       }
       outcomes[i] = { events: decided, position: null };
       if (decided.length) slot.entries.push(i);

@@ -1,3 +1,5 @@
+import type { DomainEvent } from '@crs/domain/domain-event';
+
 /**
  * The event log port. Two adapters: Postgres (embedded default) and EventStoreDB / KurrentDB (production).
  * One contract suite is written for both (test/integration/event-store.contract.ts). The Postgres adapter passes it
@@ -20,19 +22,26 @@ export interface EventMetadata {
   [extra: string]: unknown;
 }
 
-export interface NewEvent<T extends string = string, D = unknown> {
-  type: T;
-  data: D;
-  metadata: EventMetadata;
+/**
+ * What every event in the log has: a type and JSON data. The port is typed by a union of such events, discriminated by
+ * `type`: the domain's (DomainEvent) unless a caller names another (the adapters' contract suite appends its own).
+ */
+export interface EventShape {
+  type: string;
+  data: unknown;
 }
 
-export interface RecordedEvent<T extends string = string, D = any> extends NewEvent<T, D> {
+/** An event to append: one of the union's members with its metadata (still a union, so `event.type` narrows it). */
+export type NewEvent<E extends EventShape = DomainEvent> = E & { metadata: EventMetadata };
+
+/** An event read from the log: a member of the union with its metadata and place in the log. */
+export type RecordedEvent<E extends EventShape = DomainEvent> = NewEvent<E> & {
   stream: string;
   /** 0-based revision inside its stream. */
   revision: number;
   /** Global, strictly increasing position in the whole log (gaps allowed). */
   position: number;
-}
+};
 
 /** `any`: no check. `no_stream`: the stream must not exist. `stream_exists`: it must. A number: its last revision. */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
@@ -60,19 +69,33 @@ export interface ReadAllOptions {
 /** Type of the checkpoint markers a type-filtered subscription delivers (never appended; not a domain event). */
 export const CHECKPOINT_EVENT = '$checkpoint';
 
+/** A checkpoint marker: no stream (''), revision -1, data null; its position says every event up to it was seen. */
+export type CheckpointMarker = RecordedEvent<{ type: typeof CHECKPOINT_EVENT; data: null }>;
+
+/**
+ * The one point where an event read from storage gets its type: the adapters store JSON and give each row they read
+ * to this function. What the log holds was appended through this port, so its type and data are one of the union's
+ * members (an event type the code no longer declares would still come through: consumers switch on `type` and
+ * ignore what they do not handle).
+ */
+export function fromStorage<E extends EventShape>(row: { stream: string; revision: number; position: number; type: string; data: unknown; metadata: EventMetadata }): RecordedEvent<E> {
+  return row as RecordedEvent<E>;
+}
+
 /** One stream's part of a multi-stream append. */
-export interface AppendRequest {
+export interface AppendRequest<E extends EventShape = DomainEvent> {
   stream: string;
-  events: NewEvent[];
+  events: NewEvent<E>[];
   expectedRevision?: ExpectedRevision;
 }
 
-export interface Subscription extends AsyncIterable<RecordedEvent> {
+/** The log's events in order, with checkpoint markers when the subscription was filtered by type. */
+export interface Subscription<E extends EventShape = DomainEvent> extends AsyncIterable<RecordedEvent<E> | CheckpointMarker> {
   close(): Promise<void>;
 }
 
-export interface EventStore {
-  append(stream: string, events: NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+export interface EventStore<E extends EventShape = DomainEvent> {
+  append(stream: string, events: NewEvent<E>[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
   /**
    * Appends to several streams, each with its own expected revision and the same idempotency as `append`, all or
    * nothing: a conflict on any request writes none of them. Results are in request order; a stream named again
@@ -80,25 +103,25 @@ export interface EventStore {
    * transaction (KurrentDB's multi-stream append; an older server refuses, see the adapter).
    * A conflict throws WrongExpectedRevisionError for the first stream that conflicts.
    */
-  appendMany(requests: AppendRequest[]): Promise<AppendResult[]>;
+  appendMany(requests: AppendRequest<E>[]): Promise<AppendResult[]>;
   /** Returns [] when the stream does not exist (or was deleted). */
-  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent<E>[]>;
   /** Whole streams at once (one round trip on Postgres); a missing stream maps to []. */
-  readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>>;
-  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  readStreams(streams: string[]): Promise<Map<string, RecordedEvent<E>[]>>;
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent<E>[]>;
   /**
    * Optional: a page of the events of `types` after `after` (at most `maxCount`, in order), and how far the log was
    * scanned: the last event returned when the page is full, else the head, every position up to which is visible.
    * Replays (rebuild, verify) use it to read only what a projection handles; without it they read everything.
    */
-  readAllOfTypes?(after: number, types: readonly string[], maxCount: number): Promise<{ events: RecordedEvent[]; scannedTo: number }>;
+  readAllOfTypes?(after: number, types: readonly E['type'][], maxCount: number): Promise<{ events: RecordedEvent<E>[]; scannedTo: number }>;
   /**
    * Catch-up subscription to the whole log: events strictly after `after`, then live ones, in order, until closed.
    * With `types`, the adapter may leave out events of other types (an optimisation, not a guarantee: consumers still
    * filter) and then delivers checkpoint markers (type CHECKPOINT_EVENT, no stream, data null) whose position says
    * every event up to it has been seen, so a consumer can move its checkpoint past what was left out.
    */
-  subscribeToAll(options?: { after?: number; types?: readonly string[] }): Subscription;
+  subscribeToAll(options?: { after?: number; types?: readonly E['type'][] }): Subscription<E>;
   /** Removes the stream's events from the log (content gone; later reads see no stream). */
   deleteStream(stream: string): Promise<void>;
   /** Position of the newest event in the log (0 when empty). */

@@ -1,5 +1,6 @@
 import { describeEventStoreContract, event, uniqueStream } from '@crs/test/integration/event-store.contract';
 import { KurrentClientModel } from '@crs/test/support/kurrentdb-client-model';
+import type { EventShape } from './event-store.port';
 import { EventStoreDbEventStore } from './eventstoredb-event-store';
 
 /**
@@ -10,7 +11,7 @@ import { EventStoreDbEventStore } from './eventstoredb-event-store';
 describeEventStoreContract(
   'eventstoredb adapter on an in-memory stand-in for its client (not a server)',
   async () => {
-    const store = new EventStoreDbEventStore(new KurrentClientModel().asClient());
+    const store = new EventStoreDbEventStore<EventShape>(new KurrentClientModel().asClient());
     return { store, cleanup: () => store.close() };
   },
   ['append', 'idempotent append by event id', 'appendMany and readStreams', 'readStream'],
@@ -18,11 +19,11 @@ describeEventStoreContract(
 
 describe('EventStoreDbEventStore.appendMany', () => {
   let model: KurrentClientModel;
-  let store: EventStoreDbEventStore;
+  let store: EventStoreDbEventStore<EventShape>;
 
   beforeEach(() => {
     model = new KurrentClientModel();
-    store = new EventStoreDbEventStore(model.asClient());
+    store = new EventStoreDbEventStore<EventShape>(model.asClient());
   });
 
   it('writes every stream in one multi-stream append, never one stream after another', async () => {

@@ -20,11 +20,15 @@ import {
   type ReadPosition,
   type RecordedEvent as KurrentRecordedEvent,
 } from '@kurrent/kurrentdb-client';
+import type { DomainEvent } from '@crs/domain/domain-event';
 import {
   WrongExpectedRevisionError,
+  fromStorage,
   type AppendRequest,
   type AppendResult,
+  type CheckpointMarker,
   type EventMetadata,
+  type EventShape,
   type EventStore,
   type ExpectedRevision,
   type NewEvent,
@@ -56,11 +60,13 @@ const PAGE = 500;
  * hides them itself: an event is shown only when its revision is at or above the stream's truncate-
  * before (`$tb`) marker, which a soft delete sets. The bytes leave the server's disk only when a scavenge rewrites
  * their chunk, once that chunk is complete (docs/production-adapters.md, "Deletion and scavenging").
+ *
+ * `E`: the events it holds (the domain's; the contract suite's own for its tests).
  */
-export class EventStoreDbEventStore implements EventStore {
+export class EventStoreDbEventStore<E extends EventShape = DomainEvent> implements EventStore<E> {
   private readonly client: KurrentDBClient;
   private readonly ownsClient: boolean;
-  private readonly subscriptions = new Set<EventStoreDbSubscription>();
+  private readonly subscriptions = new Set<EventStoreDbSubscription<E>>();
 
   /** A connection string (`kurrentdb://host:2113?tls=false`) makes a client this store owns; a client passed in stays the caller's. */
   constructor(
@@ -76,7 +82,7 @@ export class EventStoreDbEventStore implements EventStore {
     }
   }
 
-  async append(stream: string, events: NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+  async append(stream: string, events: NewEvent<E>[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
     const expected = options.expectedRevision ?? 'any';
     if (events.length === 0) return this.checkOnly(stream, expected);
     try {
@@ -105,7 +111,7 @@ export class EventStoreDbEventStore implements EventStore {
    * The server already treats retries with an exact / no_stream expectation as idempotent; this
    * catches the rest (e.g. a retry after the stream moved on), as the Postgres adapter does.
    */
-  private async onConflict(stream: string, events: NewEvent[], expected: ExpectedRevision, actual: number | undefined): Promise<AppendResult> {
+  private async onConflict(stream: string, events: NewEvent<E>[], expected: ExpectedRevision, actual: number | undefined): Promise<AppendResult> {
     const existing = await this.findAppended(stream, events.map((e) => e.metadata.eventId));
     if (existing) return existing;
     if (actual === undefined) {
@@ -130,7 +136,7 @@ export class EventStoreDbEventStore implements EventStore {
    * one. Each result's position is read back per stream (the server answers with the transaction's position).
    * Metadata must hold strings only: the server keeps it as string properties (our metadata does).
    */
-  async appendMany(requests: AppendRequest[]): Promise<AppendResult[]> {
+  async appendMany(requests: AppendRequest<E>[]): Promise<AppendResult[]> {
     const results: AppendResult[] = new Array(requests.length);
     let pending = requests.map((r, index) => ({ stream: r.stream, events: r.events, expected: r.expectedRevision ?? 'any', index }));
     for (let attempt = 0; pending.length; attempt++) {
@@ -225,16 +231,16 @@ export class EventStoreDbEventStore implements EventStore {
     return last ? last.revision : -1;
   }
 
-  async readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>> {
+  async readStreams(streams: string[]): Promise<Map<string, RecordedEvent<E>[]>> {
     const unique = [...new Set(streams)];
     const read = await Promise.all(unique.map((s) => this.readStream(s)));
     return new Map(unique.map((s, i) => [s, read[i]]));
   }
 
-  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent<E>[]> {
     if (options.maxCount !== undefined && options.maxCount <= 0) return [];
     const backwards = options.direction === 'backwards';
-    const out: RecordedEvent[] = [];
+    const out: RecordedEvent<E>[] = [];
     try {
       const read = this.client.readStream(stream, {
         direction: backwards ? BACKWARDS : FORWARDS,
@@ -242,7 +248,7 @@ export class EventStoreDbEventStore implements EventStore {
         ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
       });
       for await (const resolved of read) {
-        if (resolved.event) out.push(toRecordedEvent(resolved.event, resolved.commitPosition));
+        if (resolved.event) out.push(toRecordedEvent<E>(resolved.event, resolved.commitPosition));
       }
     } catch (err) {
       if (err instanceof StreamNotFoundError || err instanceof StreamDeletedError) return [];
@@ -251,9 +257,9 @@ export class EventStoreDbEventStore implements EventStore {
     return out;
   }
 
-  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent<E>[]> {
     const max = options.maxCount ?? Number.POSITIVE_INFINITY;
-    const out: RecordedEvent[] = [];
+    const out: RecordedEvent<E>[] = [];
     if (max <= 0) return out;
     for await (const event of this.scanAll('forwards', options.after ?? 0)) {
       out.push(event);
@@ -263,8 +269,8 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   /** `types` is not applied here (allowed by the port): every event is delivered, and no checkpoint markers are needed. */
-  subscribeToAll(options: { after?: number; types?: readonly string[] } = {}): Subscription {
-    const subscription = new EventStoreDbSubscription(this, this.client, options.after ?? 0, this.options.deletionCacheMs ?? 1000, (s) =>
+  subscribeToAll(options: { after?: number; types?: readonly E['type'][] } = {}): Subscription<E> {
+    const subscription = new EventStoreDbSubscription<E>(this, this.client, options.after ?? 0, this.options.deletionCacheMs ?? 1000, (s) =>
       this.subscriptions.delete(s),
     );
     this.subscriptions.add(subscription);
@@ -312,7 +318,7 @@ export class EventStoreDbEventStore implements EventStore {
    * User events strictly after (forwards) or before (backwards) `from`, in `$all` order, read in
    * pages so no server call stays open longer than one page. `from` 0 means the start / the end.
    */
-  private async *scanAll(direction: 'forwards' | 'backwards', from: number): AsyncGenerator<RecordedEvent> {
+  private async *scanAll(direction: 'forwards' | 'backwards', from: number): AsyncGenerator<RecordedEvent<E>> {
     const forwards = direction === 'forwards';
     const cache = new Map<string, [number, number]>();
     let cursor: ReadPosition = from > 0 ? { commit: BigInt(from), prepare: BigInt(from) } : forwards ? START : END;
@@ -330,7 +336,7 @@ export class EventStoreDbEventStore implements EventStore {
         // Reads from a position include the event at it; `after` is exclusive.
         if (bound > 0 && (forwards ? commit <= bound : commit >= bound)) continue;
         if (!(await this.isVisible(event, cache))) continue;
-        yield toRecordedEvent(event, resolved.commitPosition);
+        yield toRecordedEvent<E>(event, resolved.commitPosition);
       }
       if (seen < PAGE || !last) return;
       cursor = last;
@@ -402,21 +408,22 @@ export class EventStoreDbEventStore implements EventStore {
 }
 
 /** Catch-up subscription on `$all`, server-side filtered to user events; the gRPC stream applies back-pressure. */
-class EventStoreDbSubscription implements Subscription {
+class EventStoreDbSubscription<E extends EventShape> implements Subscription<E> {
   private closed = false;
   private subscription: AllStreamSubscription | undefined;
-  private iterator: AsyncGenerator<RecordedEvent> | undefined;
+  private iterator: AsyncGenerator<RecordedEvent<E>> | undefined;
   private readonly deletions = new Map<string, [number, number]>();
 
   constructor(
-    private readonly store: EventStoreDbEventStore,
+    private readonly store: EventStoreDbEventStore<E>,
     private readonly client: KurrentDBClient,
     private readonly after: number,
     private readonly deletionCacheMs: number,
-    private readonly onClose: (s: EventStoreDbSubscription) => void,
+    private readonly onClose: (s: EventStoreDbSubscription<E>) => void,
   ) {}
 
-  [Symbol.asyncIterator](): AsyncIterator<RecordedEvent> {
+  /** Never a checkpoint marker: `types` is not applied, every event comes through. */
+  [Symbol.asyncIterator](): AsyncIterator<RecordedEvent<E> | CheckpointMarker> {
     this.iterator ??= this.run();
     return this.iterator;
   }
@@ -428,7 +435,7 @@ class EventStoreDbSubscription implements Subscription {
     await this.stop();
   }
 
-  private async *run(): AsyncGenerator<RecordedEvent> {
+  private async *run(): AsyncGenerator<RecordedEvent<E>> {
     if (this.closed) return;
     // Subscriptions from a position are exclusive on the server; the check below makes it explicit.
     const subscription = this.client.subscribeToAll({
@@ -443,7 +450,7 @@ class EventStoreDbSubscription implements Subscription {
         if (!event?.position) continue;
         if (Number(event.position.commit) <= this.after) continue;
         if (!(await this.store.isVisible(event, this.deletions, this.deletionCacheMs))) continue;
-        yield toRecordedEvent(event, resolved.commitPosition);
+        yield toRecordedEvent<E>(event, resolved.commitPosition);
       }
     } catch (err) {
       if (!this.closed) throw err; // destroying the stream on close() ends the loop with an error
@@ -463,7 +470,7 @@ class EventStoreDbSubscription implements Subscription {
 
 interface BatchPart {
   stream: string;
-  events: NewEvent[];
+  events: NewEvent<EventShape>[];
   expected: ExpectedRevision;
   /** Its request's place in `appendMany`'s arguments. */
   index: number;
@@ -508,8 +515,8 @@ function satisfies(expected: ExpectedRevision, revision: number): boolean {
  * The event as the client sends it, its id the event id (the server's idempotency key). The multi-stream append
  * keeps metadata as string properties: a value of another type is refused here, naming it, and an absent one left out.
  */
-function toEventData(e: NewEvent, stringMetadata = false) {
-  let metadata = e.metadata as unknown as Record<string, unknown>;
+function toEventData(e: NewEvent<EventShape>, stringMetadata = false) {
+  let metadata: Record<string, unknown> = e.metadata;
   if (stringMetadata) {
     metadata = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v !== undefined));
     for (const [key, value] of Object.entries(metadata)) {
@@ -526,19 +533,20 @@ function isSystem(event: KurrentRecordedEvent): boolean {
 /** Commit positions at or above 2^63 are the server's "unknown" marker (e.g. events written in old explicit transactions). */
 const UNKNOWN_POSITION = 1n << 63n;
 
-function toRecordedEvent(event: KurrentRecordedEvent, commitPosition: bigint | undefined): RecordedEvent {
+/** A server event as the event it holds; its type is asserted in `fromStorage`, the port's one point for it. */
+function toRecordedEvent<E extends EventShape>(event: KurrentRecordedEvent, commitPosition: bigint | undefined): RecordedEvent<E> {
   const commit = event.position?.commit ?? commitPosition;
   if (commit === undefined || commit >= UNKNOWN_POSITION) {
     throw new Error(`EventStoreDB returned no $all position for ${event.streamId}@${event.revision}; server 22.6 or newer is required`);
   }
-  return {
+  return fromStorage<E>({
     stream: event.streamId,
     revision: Number(event.revision),
     position: Number(commit),
     type: event.type,
     data: event.data,
     metadata: withoutSchemaProperties(event.metadata),
-  };
+  });
 }
 
 /** Events written by the multi-stream append carry the server's `$schema.*` properties in their metadata; ours start with no `$`. */

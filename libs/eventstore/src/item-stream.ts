@@ -1,15 +1,14 @@
 import type { EventStore } from './event-store.port';
-import { handleCommand, handleMany, type BatchOutcome, type CommandContext, type StreamStateCache } from './command-handling';
+import { handleCommand, handleMany, type BatchOutcome, type CommandContext, type Fold, type StreamStateCache } from './command-handling';
 import { evolveItem, initialItem, type ItemState } from '@crs/domain/items/item.decider';
 import type { ItemEvent } from '@crs/domain/items/item.events';
 import { streams } from '@crs/domain/streams';
 
-type RevisedItemEvent = ItemEvent & { revision?: number };
-const ITEM_FOLD = { initial: initialItem, evolve: evolveItem };
+const ITEM_FOLD: Fold<ItemState> = { initial: initialItem, evolve: evolveItem };
 
 /** Decides on one item's stream with an expected revision; returns the appended position (null when nothing was decided). */
 export async function decideOnItem(store: EventStore, ctx: CommandContext, databaseId: string, itemKey: string, decide: (state: ItemState) => ItemEvent[]): Promise<number | null> {
-  const out = await handleCommand<ItemState, RevisedItemEvent, null>(store, streams.item(databaseId, itemKey), ITEM_FOLD, (_c, state) => decide(state), null, { ...ctx, databaseId });
+  const out = await handleCommand<ItemState, ItemEvent, null>(store, streams.item(databaseId, itemKey), ITEM_FOLD, (_c, state) => decide(state), null, { ...ctx, databaseId });
   return out.position;
 }
 
@@ -26,9 +25,9 @@ export type ItemStateCache = StreamStateCache<ItemState>;
  * Decides on many item streams (of any databases) with one read and one atomic append; outcomes in order. With a
  * cache (see loadItemStates), streams it knows are not read again.
  */
-export function decideOnItems(store: EventStore, decisions: ItemDecision[], cache?: ItemStateCache): Promise<BatchOutcome<RevisedItemEvent>[]> {
+export function decideOnItems(store: EventStore, decisions: ItemDecision[], cache?: ItemStateCache): Promise<BatchOutcome<ItemEvent>[]> {
   if (decisions.length === 0) return Promise.resolve([]);
-  return handleMany<ItemState, RevisedItemEvent>(
+  return handleMany<ItemState, ItemEvent>(
     store,
     ITEM_FOLD,
     decisions.map((d) => ({ stream: streams.item(d.databaseId, d.itemKey), ctx: { ...d.ctx, databaseId: d.databaseId }, decide: d.decide })),
@@ -46,7 +45,7 @@ export async function loadItemStates(store: EventStore, items: { databaseId: str
   return new Map(
     names.map((n) => {
       const history = histories.get(n) ?? [];
-      const state = history.reduce((s, e) => evolveItem(s, e as unknown as RevisedItemEvent), initialItem());
+      const state = history.reduce((s, e) => evolveItem(s, e), initialItem());
       cache?.set(n, { state, revision: history.length ? history[history.length - 1].revision : -1 });
       return [n, state];
     }),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import type { EventStore } from '@crs/eventstore/event-store.port';
+import type { EventShape, EventStore } from '@crs/eventstore/event-store.port';
 import { PostgresEventStore } from '@crs/eventstore/postgres/postgres-event-store';
 import { openDataSource } from './data-source';
 import { ProjectionRunner } from './projection-runner';
@@ -34,16 +34,18 @@ describe('replay', () => {
     try {
       const store = new PostgresEventStore(pool);
       await store.init();
+      // Noise: events of a handled-elsewhere type whose data no projection here reads (the same log, untyped).
+      const noise: EventStore<EventShape> = store;
       const meta = (i: number) => ({ eventId: randomUUID(), occurredAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), orgId: 'org1', actor: 'test' });
       // 3 databases among 12,000 events of other types: more than two replay pages of the whole log.
       for (let i = 0; i < 12; i++) {
-        await store.append(`noise-${i}`, Array.from({ length: 1000 }, (_, j) => ({ type: 'QueryRecorded', data: { n: j }, metadata: meta(i) })));
+        await noise.append(`noise-${i}`, Array.from({ length: 1000 }, (_, j) => ({ type: 'QueryRecorded', data: { n: j }, metadata: meta(i) })));
         if (i % 4 === 1) {
           const databaseId = randomUUID();
           await store.append(`database-${databaseId}`, [{ type: 'DatabaseCreated', data: { databaseId, name: `db${i}`, metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, metadata: meta(i) }]);
         }
       }
-      await store.append('noise-tail', [{ type: 'QueryRecorded', data: {}, metadata: meta(99) }]);
+      await noise.append('noise-tail', [{ type: 'QueryRecorded', data: {}, metadata: meta(99) }]);
       const head = await store.headPosition();
       const rows = () => ds.query(`SELECT t::text AS r FROM rm_databases t ORDER BY 1`);
 

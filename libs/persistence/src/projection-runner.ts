@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
-import type { EventStore, RecordedEvent, Subscription } from '@crs/eventstore/event-store.port';
-import { applyEvents, REPLAYING_SETTING, type Processor, type ReadModelProjection, type Subscriber } from './projection';
+import type { DomainEventType } from '@crs/domain/domain-event';
+import type { CheckpointMarker, EventStore, RecordedEvent, Subscription } from '@crs/eventstore/event-store.port';
+import { applyEvents, handledBy, REPLAYING_SETTING, type Processor, type ReadModelProjection, type Subscriber } from './projection';
 
 export interface RunnerLogger {
   info(obj: object, msg?: string): void;
@@ -213,7 +214,7 @@ export class ProjectionRunner {
       const reached = Math.min(scannedTo, until);
       const more = page.length === REPLAY_PAGE && scannedTo < until;
       if (more) next = read(scannedTo);
-      const relevant = page.filter((ev) => ev.position <= until && projection.handles.includes(ev.type));
+      const relevant = page.filter((ev) => ev.position <= until && handledBy(projection, ev));
       await applyEvents(projection, relevant, sql);
       applied += relevant.length;
       after = Math.max(after, reached);
@@ -240,7 +241,7 @@ export class ProjectionRunner {
         this.advance(projection.name, start);
         await this.consume(projection.name, start, projection.handles, async (batch) => {
           const last = batch[batch.length - 1].position;
-          const relevant = batch.filter((e) => projection.handles.includes(e.type));
+          const relevant = batch.filter((e) => handledBy(projection, e));
           if (!relevant.length) {
             this.deferCheckpoint(projection.name, last);
             this.advance(projection.name, last);
@@ -280,7 +281,7 @@ export class ProjectionRunner {
         this.advance(processor.name, start);
         await this.consume(processor.name, start, processor.handles, async (batch) => {
           const last = batch[batch.length - 1].position;
-          const relevant = batch.filter((ev) => processor.handles.includes(ev.type));
+          const relevant = batch.filter((ev) => handledBy(processor, ev));
           if (!relevant.length) {
             this.deferCheckpoint(processor.name, last);
             this.advance(processor.name, last);
@@ -291,7 +292,7 @@ export class ProjectionRunner {
             this.advance(processor.name, last);
           } else {
             for (const ev of batch) {
-              if (processor.handles.includes(ev.type)) await processor.handle(ev);
+              if (handledBy(processor, ev)) await processor.handle(ev);
               this.advance(processor.name, ev.position);
             }
           }
@@ -315,7 +316,7 @@ export class ProjectionRunner {
    * subscription are grouped (up to BATCH) so catching up costs one transaction per batch, while a
    * live event is handled as soon as it arrives.
    */
-  private async consume(name: string, after: number, types: readonly string[], onBatch: (batch: RecordedEvent[]) => Promise<void>): Promise<void> {
+  private async consume(name: string, after: number, types: readonly DomainEventType[], onBatch: (batch: (RecordedEvent | CheckpointMarker)[]) => Promise<void>): Promise<void> {
     // Only the types the subscriber handles are read; checkpoint markers move its position past the others.
     const subscription = this.store.subscribeToAll({ after, types });
     this.subscriptions.add(subscription);
@@ -325,14 +326,13 @@ export class ProjectionRunner {
       while (!this.stopped) {
         const first = await pending;
         if (first.done) return;
-        const batch: RecordedEvent[] = [first.value];
+        const batch: (RecordedEvent | CheckpointMarker)[] = [first.value];
         pending = iterator.next();
         while (batch.length < BATCH) {
           const next = await Promise.race([pending, nextTick()]);
           if (next === TICK) break;
-          const res = next as IteratorResult<RecordedEvent>;
-          if (res.done) break;
-          batch.push(res.value);
+          if (next.done) break;
+          batch.push(next.value);
           pending = iterator.next();
         }
         this.handling.add(name);

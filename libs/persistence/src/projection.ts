@@ -1,4 +1,5 @@
-import type { RecordedEvent } from '@crs/eventstore/event-store.port';
+import { isEventOf, type DomainEventType } from '@crs/domain/domain-event';
+import type { CheckpointMarker, RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from './data-source';
 
 /**
@@ -14,7 +15,8 @@ export interface ReadModelProjection {
   /** Tables this projection owns: truncated on rebuild, compared on verify. */
   tables: string[];
   /** Event types this projection reacts to; others only advance its checkpoint. */
-  handles: readonly string[];
+  handles: readonly DomainEventType[];
+  /** An event of one of `handles` (narrowed by `switch (event.type)`; any other type is left alone). */
   apply(event: RecordedEvent, sql: Sql): Promise<void>;
   /**
    * Optional: the handled events of a page at once, in log order, with the same outcome as `apply` on each of them
@@ -34,6 +36,11 @@ export interface ReadModelProjection {
 
 /** Transaction-local setting that is 'on' while a replay (rebuild, verify) applies the log to a projection. */
 export const REPLAYING_SETTING = 'crs.replaying';
+
+/** Whether a subscriber handles an item of the log: an event of one of its types (never a checkpoint marker). */
+export function handledBy(subscriber: { handles: readonly DomainEventType[] }, item: RecordedEvent | CheckpointMarker): item is RecordedEvent {
+  return isEventOf(item, subscriber.handles);
+}
 
 /** Applies handled events in log order: `applyBatch` when the projection has it, else `apply` one by one. */
 export async function applyEvents(projection: ReadModelProjection, events: RecordedEvent[], sql: Sql): Promise<void> {
@@ -73,7 +80,7 @@ export async function inSegments(
 export interface Processor {
   kind: 'processor';
   name: string;
-  handles: readonly string[];
+  handles: readonly DomainEventType[];
   handle(event: RecordedEvent): Promise<void>;
   /** Optional: the handled events of a batch at once, in log order (for engines where one write beats many). */
   handleBatch?(events: RecordedEvent[]): Promise<void>;

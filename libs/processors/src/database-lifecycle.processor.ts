@@ -8,7 +8,8 @@ import {
   initialRegistry,
   type RegistryState,
 } from '@crs/domain/database.decider';
-import { DATABASE_COMPONENTS, type DatabaseCreated, type DatabaseEvent } from '@crs/domain/events';
+import type { EventOfType } from '@crs/domain/domain-event';
+import { DATABASE_COMPONENTS, type DatabaseEvent } from '@crs/domain/events';
 import { streams } from '@crs/domain/streams';
 import type { Processor } from '@crs/persistence/projection';
 import type { ProjectionRunner, RunnerLogger } from '@crs/persistence/projection-runner';
@@ -32,22 +33,21 @@ export class DatabaseLifecycleProcessor implements Processor {
   ) {}
 
   async handle(event: RecordedEvent): Promise<void> {
-    const e = event as unknown as DatabaseEvent & RecordedEvent;
-    const ctx: CommandContext = { orgId: event.metadata.orgId, actor: `system:${this.name}`, requestId: event.metadata.requestId, databaseId: (e.data as any).databaseId };
-    switch (e.type) {
+    const ctx = (databaseId: string): CommandContext => ({ orgId: event.metadata.orgId, actor: `system:${this.name}`, requestId: event.metadata.requestId, databaseId });
+    switch (event.type) {
       case 'DatabaseCreated':
-        return this.provision(ctx, e as DatabaseCreated & RecordedEvent);
+        return this.provision(ctx(event.data.databaseId), event);
       case 'DatabaseDeletionRequested':
-        return this.deleteDatabase(ctx, event, e.data.databaseId, e.data.name);
+        return this.deleteDatabase(ctx(event.data.databaseId), event, event.data.databaseId, event.data.name);
       case 'CollectionDeletionRequested':
-        return this.deleteCollection(ctx, event, e.data.databaseId, e.data.collection);
+        return this.deleteCollection(ctx(event.data.databaseId), event, event.data.databaseId, event.data.collection);
     }
   }
 
-  private async provision(ctx: CommandContext, event: DatabaseCreated & RecordedEvent): Promise<void> {
+  private async provision(ctx: CommandContext, event: RecordedEvent<EventOfType<'DatabaseCreated'>>): Promise<void> {
     const { databaseId, embedder } = event.data;
     const history = await this.store.readStream(streams.database(databaseId));
-    const state = history.reduce((s, h) => evolveDatabase(s, h as any), initialDatabase());
+    const state = history.reduce((s, h) => evolveDatabase(s, h), initialDatabase());
     const registry = await this.registryState(event.metadata.orgId);
     if (!Object.values(registry.byName).some((d) => d.databaseId === databaseId && !d.deleting)) return; // deleted meanwhile
     for (const component of DATABASE_COMPONENTS) {
@@ -82,7 +82,7 @@ export class DatabaseLifecycleProcessor implements Processor {
   private async deleteCollection(ctx: CommandContext, event: RecordedEvent, databaseId: string, collection: string): Promise<void> {
     await this.caughtUp(event);
     const history = await this.store.readStream(streams.database(databaseId));
-    const state = history.reduce((s, h) => evolveDatabase(s, h as any), initialDatabase());
+    const state = history.reduce((s, h) => evolveDatabase(s, h), initialDatabase());
     if (state.collections.get(collection) !== true) return; // already deleted
     await this.resources.purgeCollection(databaseId, collection);
     const contentStreams = await this.resources.streamsOf(databaseId, collection);
@@ -117,7 +117,7 @@ export class DatabaseLifecycleProcessor implements Processor {
 
   private async registryState(orgId: string): Promise<RegistryState> {
     const history = await this.store.readStream(streams.orgDatabases(orgId));
-    return history.reduce((s, h) => evolveRegistry(s, h as any), initialRegistry());
+    return history.reduce((s, h) => evolveRegistry(s, h), initialRegistry());
   }
 }
 

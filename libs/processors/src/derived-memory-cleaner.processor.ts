@@ -14,6 +14,7 @@ export class DerivedMemoryCleaner implements Processor {
   constructor(private readonly ds: DataSource, private readonly store: EventStore, private readonly runner: ProjectionRunner) {}
 
   async handle(event: RecordedEvent): Promise<void> {
+    if (event.type !== 'ItemDeleted') return;
     const d = event.data;
     if (d.store !== 'memory') return;
     await this.runner.waitFor(event.position, ['items'], 30_000);

@@ -22,6 +22,7 @@ export class LateDeliverySweeper implements Processor {
   ) {}
 
   async handle(event: RecordedEvent): Promise<void> {
+    if (event.type !== 'DeliveryAttempted' && event.type !== 'DeliveryRetryRequested') return;
     await this.runner.waitFor(event.position, ['webhook-outbox', 'databases'], 30_000);
     if (!(await deliveryIsLive(this.ds, event.data.deliveryId))) await this.store.deleteStream(event.stream);
   }

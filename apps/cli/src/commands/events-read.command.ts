@@ -25,7 +25,8 @@ export function eventsRead(events: Command, cli: CliContext): void {
       }
       let printed = 0;
       const emit = (e: RecordedEvent) => {
-        if (databaseId && e.metadata?.databaseId !== databaseId && e.data?.databaseId !== databaseId) return;
+        const dataDatabaseId = e.data != null && 'databaseId' in e.data ? e.data.databaseId : undefined;
+        if (databaseId && e.metadata?.databaseId !== databaseId && dataDatabaseId !== databaseId) return;
         cli.io.out(JSON.stringify({ position: e.position, stream: e.stream, revision: e.revision, type: e.type, data: e.data, metadata: e.metadata }));
         printed++;
       };

@@ -4,6 +4,11 @@ import { invalid } from '../errors';
 
 export type MetadataValue = string | number | boolean | null | unknown[] | Record<string, unknown>;
 
+/** Whether a value is one a metadata field can hold: what JSON gives (a string, number, boolean, null, list or object). */
+export function isMetadataValue(value: unknown): value is MetadataValue {
+  return value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'object';
+}
+
 /** Limits on what one ingest request may carry (docs/ingestion.md). */
 export const LIMITS = {
   itemsPerRequest: 500,

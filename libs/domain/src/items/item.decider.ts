@@ -1,4 +1,6 @@
-import { conflict, notFound } from '../errors';
+import type { DomainEvent } from '../domain-event';
+import { conflict, notFound, unknownCommand } from '../errors';
+import { isMetadataValue, type MetadataValue } from './item-input';
 import type { IndexingStatus, ItemEvent, ItemIngested } from './item.events';
 
 /** One item's stream folded: is it live, which content version, which status. */
@@ -18,8 +20,11 @@ export interface ItemState {
 }
 export const initialItem = (): ItemState => ({ live: false, contentVersion: null, status: null, chunked: false });
 
-/** `revision` is the event's revision in the stream (the ItemIngested revision becomes the content version). */
-export function evolveItem(state: ItemState, event: ItemEvent & { revision?: number }): ItemState {
+/**
+ * `revision` is the event's revision in the stream (the ItemIngested revision becomes the content version). An event
+ * of another family leaves the state as it is.
+ */
+export function evolveItem(state: ItemState, event: DomainEvent & { revision?: number }): ItemState {
   switch (event.type) {
     case 'ItemIngested':
       return {
@@ -63,6 +68,13 @@ const ORDER: IndexingStatus[] = ['queued', 'processing', 'graph_creation', 'comp
 /** The same principals in the same order (stored ACLs are normalized, so equal lists are equal arrays). */
 const sameList = (a: string[], b: string[] | undefined): boolean => b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 
+/** The fields whose value a metadata field can hold, in order: all of them for metadata parsed from JSON. */
+function metadataValues(metadata: Record<string, unknown>): Record<string, MetadataValue> {
+  const out: Record<string, MetadataValue> = {};
+  for (const [key, value] of Object.entries(metadata)) if (isMetadataValue(value)) out[key] = value;
+  return out;
+}
+
 export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] {
   switch (command.type) {
     case 'Ingest':
@@ -73,7 +85,7 @@ export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] 
       const out: ItemEvent[] = [];
       const { metadata, additionalMetadata, title } = command;
       if (metadata !== undefined || additionalMetadata !== undefined || title !== undefined) {
-        out.push({ type: 'ItemMetadataUpdated', data: { ...command.ids, ...(metadata !== undefined ? { metadata: metadata as any } : {}), ...(additionalMetadata !== undefined ? { additionalMetadata } : {}), ...(title !== undefined ? { title } : {}) } });
+        out.push({ type: 'ItemMetadataUpdated', data: { ...command.ids, ...(metadata !== undefined ? { metadata: metadataValues(metadata) } : {}), ...(additionalMetadata !== undefined ? { additionalMetadata } : {}), ...(title !== undefined ? { title } : {}) } });
       }
       // The same list again changes nothing: no AclChanged (the audit trail records changes only).
       if (command.acl !== undefined && !sameList(command.acl, state.acl)) out.push({ type: 'AclChanged', data: { ...command.ids, acl: command.acl, previous: state.acl ?? null } });
@@ -91,7 +103,7 @@ export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] 
     }
     default: {
       const never: never = command;
-      throw new Error(`unknown command ${(never as any).type}`);
+      throw unknownCommand(never);
     }
   }
 }

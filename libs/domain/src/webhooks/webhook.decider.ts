@@ -1,3 +1,4 @@
+import type { DomainEvent } from '../domain-event';
 import { DomainError } from '../errors';
 import type { WebhookEvent } from './webhook.events';
 
@@ -17,7 +18,8 @@ export type WebhookCommand =
 
 export const initialWebhook = (): WebhookState => ({ registered: false, url: null, eventTypes: [], secretId: null });
 
-export function evolveWebhook(state: WebhookState, event: WebhookEvent): WebhookState {
+/** Folds the stream; an event of another family leaves the state as it is. */
+export function evolveWebhook(state: WebhookState, event: DomainEvent): WebhookState {
   switch (event.type) {
     case 'WebhookRegistered':
       return { ...state, registered: true, url: event.data.url, eventTypes: event.data.eventTypes };
@@ -27,10 +29,10 @@ export function evolveWebhook(state: WebhookState, event: WebhookEvent): Webhook
       return { ...state, secretId: event.data.secretId };
     case 'SigningSecretRemoved':
       return { ...state, secretId: null };
-    default: {
-      const never: never = event;
-      return never;
-    }
+    default:
+      // Every WebhookEvent is handled above (this fails to compile when one is not).
+      event satisfies Exclude<DomainEvent, WebhookEvent>;
+      return state;
   }
 }
 

@@ -4,12 +4,16 @@
  * through one shared LISTEN connection (notification-hub.ts).
  */
 import type { Pool } from 'pg';
+import type { DomainEvent } from '@crs/domain/domain-event';
 import {
   WrongExpectedRevisionError,
   type AppendRequest,
   type AppendResult,
+  type EventMetadata,
+  type EventShape,
   type EventStore,
   type ExpectedRevision,
+  fromStorage,
   type NewEvent,
   type ReadAllOptions,
   type ReadStreamOptions,
@@ -41,11 +45,14 @@ export interface PostgresEventStoreOptions {
 export const APPEND_LOCK_KEY = fnv1a64('crs:eventstore:append');
 const MIGRATE_LOCK_KEY = fnv1a64('crs:eventstore:migrate');
 
-/** Postgres event log: the embedded default. The pool belongs to the caller (close() does not end it). */
-export class PostgresEventStore implements EventStore {
+/**
+ * Postgres event log: the embedded default. The pool belongs to the caller (close() does not end it). `E`: the events
+ * it holds (the domain's; the contract suite's own for its tests).
+ */
+export class PostgresEventStore<E extends EventShape = DomainEvent> implements EventStore<E> {
   private readonly table: string;
   private readonly appendFunction: string;
-  private readonly subscriptions = new Set<PostgresSubscription>();
+  private readonly subscriptions = new Set<PostgresSubscription<E>>();
   private readonly hub: NotificationHub;
 
   constructor(
@@ -98,7 +105,7 @@ export class PostgresEventStore implements EventStore {
     await PostgresEventStore.migrate(this.pool, this.options);
   }
 
-  async append(stream: string, events: NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+  async append(stream: string, events: NewEvent<E>[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
     const [result] = await this.appendMany([{ stream, events, expectedRevision: options.expectedRevision }]);
     return result;
   }
@@ -107,7 +114,7 @@ export class PostgresEventStore implements EventStore {
    * One statement, one round trip: the append function takes the append lock, checks idempotency and the expected
    * revision of every request, inserts and notifies, all in the statement's own transaction (all or nothing).
    */
-  async appendMany(requests: AppendRequest[]): Promise<AppendResult[]> {
+  async appendMany(requests: AppendRequest<E>[]): Promise<AppendResult[]> {
     if (requests.length === 0) return [];
     const batch = requests.map((r) => ({
       stream: r.stream,
@@ -136,16 +143,16 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  async readStreams(streams: string[]): Promise<Map<string, RecordedEvent[]>> {
+  async readStreams(streams: string[]): Promise<Map<string, RecordedEvent<E>[]>> {
     const unique = [...new Set(streams)];
-    const out = new Map<string, RecordedEvent[]>(unique.map((s) => [s, []]));
+    const out = new Map<string, RecordedEvent<E>[]>(unique.map((s) => [s, []]));
     if (unique.length === 0) return out;
     const { rows } = await this.pool.query<EventRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE stream = ANY($1::text[]) ORDER BY stream, revision`, [unique]);
-    for (const row of rows) out.get(row.stream)!.push(toRecordedEvent(row));
+    for (const row of rows) out.get(row.stream)!.push(toRecordedEvent<E>(row));
     return out;
   }
 
-  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent<E>[]> {
     if (options.maxCount !== undefined && options.maxCount <= 0) return [];
     const backwards = options.direction === 'backwards';
     const { rows } = await this.pool.query<EventRow>(
@@ -158,7 +165,7 @@ export class PostgresEventStore implements EventStore {
             ORDER BY revision ASC LIMIT $3`,
       [stream, options.fromRevision ?? (backwards ? null : 0), options.maxCount ?? null],
     );
-    return rows.map(toRecordedEvent);
+    return rows.map((row) => toRecordedEvent<E>(row));
   }
 
   /**
@@ -166,7 +173,7 @@ export class PostgresEventStore implements EventStore {
    * when the page is full, else up to the head read first (every position up to a visible head is committed, since
    * positions are taken and committed in order under the append lock).
    */
-  async readAllOfTypes(after: number, types: readonly string[], maxCount: number): Promise<{ events: RecordedEvent[]; scannedTo: number }> {
+  async readAllOfTypes(after: number, types: readonly E['type'][], maxCount: number): Promise<{ events: RecordedEvent<E>[]; scannedTo: number }> {
     // One round trip: the head and the page under it (every subscription runs this on every wake).
     const { rows } = await this.pool.query<EventRow & { head: string | null }>(
       `SELECT h.head, e.* FROM (SELECT max(position) AS head FROM ${this.table}) h
@@ -177,21 +184,21 @@ export class PostgresEventStore implements EventStore {
     );
     const head = rows.length && rows[0].head !== null ? Number(rows[0].head) : 0;
     if (head <= after) return { events: [], scannedTo: after };
-    const events = rows.filter((r) => r.position !== null).map(toRecordedEvent);
+    const events = rows.filter((r) => r.position !== null).map((row) => toRecordedEvent<E>(row));
     return { events, scannedTo: events.length === maxCount ? events[events.length - 1].position : head };
   }
 
-  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent<E>[]> {
     if (options.maxCount !== undefined && options.maxCount <= 0) return [];
     const { rows } = await this.pool.query<EventRow>(
       `SELECT ${COLUMNS} FROM ${this.table} WHERE position > $1 ORDER BY position ASC LIMIT $2`,
       [options.after ?? 0, options.maxCount ?? null],
     );
-    return rows.map(toRecordedEvent);
+    return rows.map((row) => toRecordedEvent<E>(row));
   }
 
-  subscribeToAll(options: { after?: number; types?: readonly string[] } = {}): Subscription {
-    const subscription = new PostgresSubscription(this, this.hub, options.after ?? 0, {
+  subscribeToAll(options: { after?: number; types?: readonly E['type'][] } = {}): Subscription<E> {
+    const subscription = new PostgresSubscription<E>(this, this.hub, options.after ?? 0, {
       types: options.types ? [...options.types] : undefined,
       batchSize: this.options.subscriptionBatchSize ?? 500,
       pollIntervalMs: this.options.pollIntervalMs ?? 1000,
@@ -246,20 +253,21 @@ interface EventRow {
   type: string;
   data: unknown;
   /** Without `eventId`, which has a column of its own (rows appended earlier may still hold it). */
-  metadata: RecordedEvent['metadata'];
+  metadata: EventMetadata;
 }
 
 const COLUMNS = 'position, stream, revision, event_id, type, data, metadata';
 
-function toRecordedEvent(row: EventRow): RecordedEvent {
-  return {
+/** A row as the event it holds; its type is asserted in `fromStorage`, the port's one point for it. */
+function toRecordedEvent<E extends EventShape>(row: EventRow): RecordedEvent<E> {
+  return fromStorage<E>({
     stream: row.stream,
     revision: Number(row.revision),
     position: Number(row.position),
     type: row.type,
     data: row.data,
     metadata: { ...row.metadata, eventId: row.event_id },
-  };
+  });
 }
 
 function isUniqueViolation(err: unknown): boolean {

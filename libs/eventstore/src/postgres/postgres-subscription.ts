@@ -1,22 +1,22 @@
 /** The Postgres event log's catch-up subscription: pages of the log, then live events as the notification hub wakes it. */
-import { CHECKPOINT_EVENT, type EventStore, type RecordedEvent, type Subscription } from '../event-store.port';
+import { CHECKPOINT_EVENT, type CheckpointMarker, type EventShape, type EventStore, type RecordedEvent, type Subscription } from '../event-store.port';
 import type { AppendNotice, NotificationHub } from './notification-hub';
 
 /** The reads a subscription pages through: its store's. */
-export interface SubscriptionSource {
-  readAll: EventStore['readAll'];
-  readAllOfTypes: NonNullable<EventStore['readAllOfTypes']>;
+export interface SubscriptionSource<E extends EventShape> {
+  readAll: EventStore<E>['readAll'];
+  readAllOfTypes: NonNullable<EventStore<E>['readAllOfTypes']>;
 }
 
-export interface PostgresSubscriptionOptions {
+export interface PostgresSubscriptionOptions<E extends EventShape> {
   /** Only events of these types are read; checkpoint markers stand for the rest. Undefined: every event. */
-  types?: string[];
+  types?: E['type'][];
   /** Events per page while catching up. */
   batchSize: number;
   /** Fallback poll while caught up, in case a notification is missed. */
   pollIntervalMs: number;
   /** Called once, on close. */
-  onClose: (s: PostgresSubscription) => void;
+  onClose: (s: PostgresSubscription<E>) => void;
 }
 
 /**
@@ -24,7 +24,7 @@ export interface PostgresSubscriptionOptions {
  * LISTEN connection) or the fallback poll says there may be more. The consumer pulls (`for await`), so
  * nothing is read ahead beyond one page.
  */
-export class PostgresSubscription implements Subscription {
+export class PostgresSubscription<E extends EventShape> implements Subscription<E> {
   private closed = false;
   private unsubscribe: (() => Promise<void>) | undefined;
   /** Set by a notification; cleared before each read, so one arriving during a read is not lost. */
@@ -32,16 +32,16 @@ export class PostgresSubscription implements Subscription {
   /** What the notifications since the last read said was appended; undefined = unknown (read to find out). */
   private notices: AppendNotice[] | undefined = [];
   private wake: (() => void) | undefined;
-  private iterator: AsyncGenerator<RecordedEvent> | undefined;
+  private iterator: AsyncGenerator<RecordedEvent<E> | CheckpointMarker> | undefined;
 
   constructor(
-    private readonly store: SubscriptionSource,
+    private readonly store: SubscriptionSource<E>,
     private readonly hub: NotificationHub,
     private readonly after: number,
-    private readonly options: PostgresSubscriptionOptions,
+    private readonly options: PostgresSubscriptionOptions<E>,
   ) {}
 
-  [Symbol.asyncIterator](): AsyncIterator<RecordedEvent> {
+  [Symbol.asyncIterator](): AsyncIterator<RecordedEvent<E> | CheckpointMarker> {
     this.iterator ??= this.run();
     return this.iterator;
   }
@@ -54,7 +54,7 @@ export class PostgresSubscription implements Subscription {
     await this.stopListening();
   }
 
-  private async *run(): AsyncGenerator<RecordedEvent> {
+  private async *run(): AsyncGenerator<RecordedEvent<E> | CheckpointMarker> {
     let checkpoint = this.after;
     try {
       // LISTEN before the first read, so nothing committed after that read can go unnoticed.
@@ -110,8 +110,9 @@ export class PostgresSubscription implements Subscription {
    * from the checkpoint on (no gap) and name none of `types`, to the last of them; otherwise null (read). Positions
    * are taken and committed in order under the append lock, so a notice's range holds exactly its append's events.
    */
-  private skippable(checkpoint: number, types: readonly string[]): number | null {
+  private skippable(checkpoint: number, wanted: readonly E['type'][]): number | null {
     if (!this.notices) return null;
+    const types: readonly string[] = wanted;
     let to = checkpoint;
     for (const n of [...this.notices].sort((a, b) => a.first - b.first)) {
       if (n.last <= to) continue;
@@ -147,6 +148,6 @@ export class PostgresSubscription implements Subscription {
   }
 }
 
-function checkpointMarker(position: number): RecordedEvent {
+function checkpointMarker(position: number): CheckpointMarker {
   return { stream: '', revision: -1, position, type: CHECKPOINT_EVENT, data: null, metadata: { eventId: '', occurredAt: '', orgId: '', actor: '' } };
 }
