@@ -89,6 +89,15 @@ export function parseAdditionalMetadata(v: unknown, field: string): Record<strin
   return v;
 }
 
+/** Schema metadata sent as an object rather than the original SDK's JSON string: the checks of additional_metadata. */
+export function parseMetadataObject(v: unknown, field: string): Record<string, MetadataValue> {
+  const entries = Object.entries(parseAdditionalMetadata(v, field));
+  const values = entries.filter((entry): entry is [string, MetadataValue] => isMetadataValue(entry[1]));
+  if (values.length !== entries.length) throw invalid(`${field} must hold JSON values only`);
+  // fromEntries defines each key as an own property, "__proto__" included, as JSON.parse does.
+  return Object.fromEntries(values);
+}
+
 /** Validates one element of `memories` exactly as the spec's memory item rules say. */
 export function parseMemoryItem(raw: unknown, index: number): MemoryInput {
   const f = `memories[${index}]`;

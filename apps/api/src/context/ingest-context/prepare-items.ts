@@ -5,7 +5,7 @@ import { validateMetadata } from '@crs/domain/metadata-schema';
 import type { ItemIngested, Store } from '@crs/domain/items/item.events';
 import { jsonInputProblem } from '@crs/domain/nul-character';
 import { expiryAfter } from '@crs/domain/items/expiry';
-import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '@crs/domain/items/item-input';
+import { itemKey, LIMITS, parseAdditionalMetadata, parseAppItem, parseMemoryItem, parseMetadataObject, parseMetadataString, parseRelations, validateItemId, type MemoryInput } from '@crs/domain/items/item-input';
 import type { DatabaseRecord } from '../../databases/database-directory';
 
 /** What an ingest answers for one item. */
@@ -105,7 +105,7 @@ export function prepareFiles(db: DatabaseRecord, collection: string, files: Inge
     const meta = perFile[i] ?? { hasAcl: false };
     refuseNulOutsideContent({ ...meta, filename: f.filename }, `file metadata[${i}]`, []);
     const id = validateItemId(meta.id, `file metadata[${i}].id`) ?? randomUUID();
-    const metadata = typeof meta.metadata === 'string' ? parseMetadataString(meta.metadata, `file metadata[${i}].metadata`) : (parseAdditionalMetadata(meta.metadata, `file metadata[${i}].metadata`) as any);
+    const metadata = typeof meta.metadata === 'string' ? parseMetadataString(meta.metadata, `file metadata[${i}].metadata`) : parseMetadataObject(meta.metadata, `file metadata[${i}].metadata`);
     validateMetadata(db.metadataSchema, metadata, `file metadata[${i}].metadata`);
     const acl = normalizeDocumentAcl(meta.acl, meta.hasAcl, `file metadata[${i}].acl`);
     if (f.bytes.length === 0) throw invalid(`file ${f.filename} is empty`);

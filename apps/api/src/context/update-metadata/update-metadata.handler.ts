@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import { normalizeDocumentAcl } from '@crs/domain/acl';
 import { decideItem } from '@crs/domain/items/item.decider';
 import type { Store } from '@crs/domain/items/item.events';
-import { parseAdditionalMetadata, parseMetadataString } from '@crs/domain/items/item-input';
+import { parseAdditionalMetadata, parseMetadataObject, parseMetadataString } from '@crs/domain/items/item-input';
 import { validateMetadata } from '@crs/domain/metadata-schema';
 import type { AppConfig } from '@crs/config';
 import type { EventStore } from '@crs/eventstore/event-store.port';
@@ -61,7 +61,7 @@ export class UpdateItemMetadataHandler implements ICommandHandler<UpdateItemMeta
     const changed = <T>(value: T | undefined, stored: unknown): T | undefined => (value === undefined || isDeepStrictEqual(value, stored) ? undefined : value);
     let metadata: Record<string, unknown> | undefined;
     if (edit.metadata !== undefined) {
-      metadata = typeof edit.metadata === 'string' ? parseMetadataString(edit.metadata, 'metadata') : (parseAdditionalMetadata(edit.metadata, 'metadata') as Record<string, unknown>);
+      metadata = typeof edit.metadata === 'string' ? parseMetadataString(edit.metadata, 'metadata') : parseMetadataObject(edit.metadata, 'metadata');
       validateMetadata(db.metadataSchema, metadata, 'metadata');
       metadata = changed({ ...item.metadata, ...metadata }, item.metadata);
     }

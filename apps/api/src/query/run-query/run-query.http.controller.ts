@@ -38,8 +38,12 @@ export class QueryController {
   @ApiOperation({ summary: 'Legacy: retrieve the inferred preferences and traits (memories ingested with infer: true; searchable from graph_creation)', deprecated: true })
   async recallPreferences(@Req() req: FastifyRequest, @Body() body: QueryRequest) {
     addDeprecation(contextOf(req), '/recall/recall_preferences', '/query');
-    const filters = { ...(body.metadata_filters ?? {}) } as Record<string, any>;
-    filters.additional_metadata = { ...(filters.additional_metadata ?? {}), inferred_kind: ['preference', 'trait'] };
+    const filters: Record<string, unknown> = { ...(body.metadata_filters ?? {}) };
+    const additional = filters.additional_metadata;
+    // Anything but an object is left as sent, for the filter check to refuse.
+    if (additional === undefined || (typeof additional === 'object' && additional !== null && !Array.isArray(additional))) {
+      filters.additional_metadata = { ...additional, inferred_kind: ['preference', 'trait'] };
+    }
     return { success: true, ...(await this.run(req, { ...body, type: 'memory', metadata_filters: filters })) };
   }
 
