@@ -281,7 +281,7 @@ export function decideResource(command: ResourceCommand, state: ResourceState): 
       const acl = command.acl === undefined ? undefined : storedAcl(command.acl);
       const changed: Omit<ResourceSettingsChanged['data'], keyof Ids> = {};
       if (instructions !== undefined && instructions !== state.settings.customInstructions) changed.customInstructions = instructions;
-      // The same rule again changes nothing (the audit trail records changes only).
+      // The same rule again changes nothing: the stream records changes only.
       if (acl !== undefined && !sameJson(acl, state.settings.acl)) Object.assign(changed, { acl, previousAcl: state.settings.acl });
       return Object.keys(changed).length ? [{ type: 'ResourceSettingsChanged', data: { ...ids, ...changed } }] : [];
     }
