@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** Stream names come from here only. Ids are UUIDs, validated names or hex keys, so '-' joins are unambiguous per category. */
 export const streams = {
   orgDatabases: (orgId: string) => `databases-${orgId}`,
@@ -10,4 +12,11 @@ export const streams = {
   webhook: (orgId: string) => `webhooks-${orgId}`,
   /** one delivery's attempts and manual retries (delivery ids are `dlv_<uuid>`) */
   webhookDelivery: (deliveryId: string) => `delivery-${deliveryId}`,
+  /** one connector's settings and lifecycle (connector ids are UUIDs) */
+  connector: (connectorId: string) => `connector-${connectorId}`,
+  /**
+   * one resource's settings, access rule, cursor and sync history. A resource id may hold any character (a
+   * `schema.table` name, a path), so the stream is named by its sha256 in hex.
+   */
+  connectorResource: (connectorId: string, resourceId: string) => `connector-resource-${connectorId}-${createHash('sha256').update(resourceId, 'utf8').digest('hex')}`,
 };
