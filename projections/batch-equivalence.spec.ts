@@ -53,14 +53,14 @@ async function randomLog(random: () => number, blobs: BlobStore, n: number): Pro
     position += 1;
     second += 1 + Math.floor(random() * 3);
     const revision = item ? item.revision++ : 0;
-    const e: RecordedEvent = {
+    const e = {
       type,
       data,
       stream: item?.stream ?? 'other',
       revision,
       position,
       metadata: { eventId: `00000000-0000-4000-8000-${String(position).padStart(12, '0')}`, occurredAt: new Date(Date.UTC(2026, 0, 1) + second * 1000).toISOString(), orgId, actor: 'test' },
-    };
+    } as RecordedEvent; // a type held in a variable: too many union members for the compiler to match it
     events.push(e);
     return e;
   };
@@ -175,14 +175,14 @@ function randomWebhookLog(random: () => number, n: number): RecordedEvent[] {
   let position = 0;
   const emit = (type: DomainEventType, data: any, orgId: string) => {
     position += 1;
-    const e: RecordedEvent = {
+    const e = {
       type,
       data,
       stream: 'x',
       revision: 0,
       position,
       metadata: { eventId: `00000000-0000-4000-8000-${String(position).padStart(12, '0')}`, occurredAt: new Date(Date.UTC(2026, 0, 1) + position * 1000).toISOString(), orgId, actor: 'test' },
-    };
+    } as RecordedEvent; // as above
     events.push(e);
     return e;
   };

@@ -1,3 +1,4 @@
+import type { ConnectorEvent } from './connectors/connector.events';
 import type { DatabaseEvent } from './events';
 import type { FeedbackEvent } from './feedback/feedback.events';
 import type { ItemEvent } from './items/item.events';
@@ -12,7 +13,7 @@ import type { DeliveryEvent, WebhookEvent } from './webhooks/webhook.events';
  * A new event type: declare it beside its family (`items/item.events.ts`, `webhooks/webhook.events.ts`, ...), add it
  * to that family's union, and (for a new family) add the family here.
  */
-export type DomainEvent = DatabaseEvent | ItemEvent | FeedbackEvent | QueryRecorded | WebhookEvent | DeliveryEvent;
+export type DomainEvent = DatabaseEvent | ItemEvent | FeedbackEvent | QueryRecorded | WebhookEvent | DeliveryEvent | ConnectorEvent;
 
 export type DomainEventType = DomainEvent['type'];
 
