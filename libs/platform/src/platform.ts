@@ -20,6 +20,7 @@ import { BlobDirectoryContributor, feedbackStreams, GraphTablesContributor, item
 import { DerivedMemoryCleaner } from '@crs/processors/derived-memory-cleaner.processor';
 import { QueryRetention } from '@crs/processors/query-retention';
 import { blobRefsProjection } from '@crs/projections/blob-refs/blob-refs.projection';
+import { connectorsProjection } from '@crs/projections/connectors/connectors.projection';
 import { databasesProjection } from '@crs/projections/databases/databases.projection';
 import { feedbackProjection } from '@crs/projections/feedback/feedback.projection';
 import { graphProjection, GRAPH_TABLES } from '@crs/projections/graph/graph.projection';
@@ -117,7 +118,7 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
       itemStreams(ds),
       queryStreams(ds),
     ]);
-    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, blobRefsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection];
+    const subscribers: Subscriber[] = [databasesProjection, itemsProjection, itemTombstonesProjection, blobRefsProjection, queriesProjection, graphProjection(blobs), feedbackProjection, webhookOutboxProjection, connectorsProjection];
     const runner = new ProjectionRunner(ds, store, subscribers, log);
     subscribers.push(new DerivedMemoryCleaner(ds, store, runner), new DatabaseLifecycleProcessor(store, resources, runner, log), new LateDeliverySweeper(ds, store, runner), new SearchIndexSubscriber(ds, search, blobs, vectorSpaces, (p) => runner.waitFor(p, ['items', 'databases'], 30_000), log));
     await runner.migrate();
