@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ndcgAtKFirstTwoFull, recallAllAtK, recallAnyAtK } from '@crs/bench/lib/stats';
 import { LONGMEMEVAL_FILE, loadLongMemEval } from '@crs/bench/quality/datasets';
+import { spliceSection } from '@crs/bench/quality/report';
 
 const user = (content: string, has_answer?: boolean) => ({ role: 'user', content, ...(has_answer === undefined ? {} : { has_answer }) });
 const assistant = (content: string, has_answer?: boolean) => ({ role: 'assistant', content, ...(has_answer === undefined ? {} : { has_answer }) });
@@ -84,5 +85,12 @@ describe('LongMemEval-S session retrieval protocol', () => {
     expect(ndcgAtKFirstTwoFull(['x', 'y', 'a'], correct, 10)).toBeCloseTo(1 / Math.log2(3) / 2);
     expect(ndcgAtKFirstTwoFull(['x'], correct, 10)).toBe(0);
     expect(ndcgAtKFirstTwoFull(['x', 'a'], new Set(['a']), 1)).toBe(0);
+  });
+
+  it('puts a section into a report in place of the one with its heading, or at the end', () => {
+    const report = '# R\n\n## A\n\na\n\n## B old\n\nold\n\n## C\n\nc\n';
+    expect(spliceSection(report, '## B new\n\nnew\n', '## B')).toBe('# R\n\n## A\n\na\n\n## B new\n\nnew\n\n## C\n\nc\n');
+    expect(spliceSection('# R\n\n## A\n\na\n', '## B\n\nb', '## B')).toBe('# R\n\n## A\n\na\n\n## B\n\nb\n');
+    expect(spliceSection('# R\n\n## B\n\nold\n', '## B\n\nnew\n', '## B')).toBe('# R\n\n## B\n\nnew\n');
   });
 });
