@@ -46,3 +46,23 @@ export function recallAtK(ranked: string[], relevant: Set<string>, k: number): n
   for (const id of relevant) if (top.has(id)) hit++;
   return hit / relevant.size;
 }
+
+/**
+ * nDCG@k with binary relevance as LongMemEval's own evaluation computes it (src/retrieval/eval_utils.py): its DCG
+ * does not discount the first rank and divides rank i ≥ 2 by log2(i), so ranks 1 and 2 both count fully (trec_eval's
+ * form, `ndcgAtK`, divides rank i by log2(i + 1)). The ideal ranking puts every relevant unit first.
+ */
+export function ndcgAtKFirstTwoFull(ranked: string[], relevant: Set<string>, k: number): number {
+  const dcg = (gains: number[]) => gains.slice(0, k).reduce((acc, g, i) => acc + (i === 0 ? g : g / Math.log2(i + 1)), 0);
+  const ideal = dcg(Array.from({ length: Math.min(k, relevant.size) }, () => 1));
+  return ideal > 0 ? dcg(ranked.slice(0, k).map((id) => (relevant.has(id) ? 1 : 0))) / ideal : 0;
+}
+
+/** 1 when any relevant unit is in the top k (LongMemEval's recall_any@k). */
+export const recallAnyAtK = (ranked: string[], relevant: Set<string>, k: number) => (ranked.slice(0, k).some((id) => relevant.has(id)) ? 1 : 0);
+
+/** 1 when every relevant unit is in the top k (LongMemEval's recall_all@k). */
+export function recallAllAtK(ranked: string[], relevant: Set<string>, k: number): number {
+  const top = new Set(ranked.slice(0, k));
+  return [...relevant].every((id) => top.has(id)) ? 1 : 0;
+}

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -118,4 +119,149 @@ export function loadLocomo(dataDir = DEFAULT_DATA_DIR, limit?: { conversations: 
     const questions = c.questions.filter((q) => q.evidence.length > 0 && q.evidence.every((e) => ids.has(e))).slice(0, limit.questions);
     return { ...c, turns, questions };
   });
+}
+
+/** One haystack session as the benchmark indexes it: the session id, its user turns joined by a space, its date. */
+export interface LongMemEvalSession {
+  id: string;
+  text: string;
+  date: string | null;
+}
+
+export interface LongMemEvalQuestion {
+  id: string;
+  type: string;
+  question: string;
+  questionDate: string | null;
+  /** The haystack as indexed: sessions without user text left out, a repeated id kept once (its first occurrence). */
+  sessions: LongMemEvalSession[];
+  /** The answer sessions that hold at least one user turn with `has_answer: true`. */
+  correct: string[];
+}
+
+export interface LongMemEval {
+  /** The scored questions, in file order. */
+  questions: LongMemEvalQuestion[];
+  /** What the file holds and what the protocol left out of it. */
+  file: {
+    questions: number;
+    byType: Record<string, number>;
+    skippedAbstention: number;
+    skippedNoCorrectSession: Record<string, number>;
+    /** haystack sessions of the scored questions, as listed, before the protocol's exclusions */
+    sessionsListed: number;
+    sessionsWithoutUserText: number;
+    repeatedSessionIds: number;
+    /** answer sessions named by a scored question that hold no user turn with has_answer (not counted as correct) */
+    answerSessionsWithoutUserEvidence: number;
+    /** consecutive indexed sessions with the same date string (the service's conversation context links those) */
+    consecutiveSameDate: number;
+  };
+}
+
+export const LONGMEMEVAL_FILE = 'longmemeval/longmemeval-s-dev.json.xz';
+
+/**
+ * Reads an `.xz` JSON file through the `xz` binary (Node has no xz decoder built in); nothing is written to disk.
+ */
+export function readXzJson(file: string): unknown {
+  let text: string;
+  try {
+    text = execFileSync('xz', ['-dc', file], { encoding: 'utf8', maxBuffer: 512 * 2 ** 20, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`reading ${file} needs the xz binary on the PATH (package xz-utils)`);
+    throw err;
+  }
+  return JSON.parse(text);
+}
+
+interface RawTurn {
+  role: string;
+  content: string;
+  has_answer?: boolean;
+}
+
+interface RawLongMemEvalQuestion {
+  question_id: string;
+  question_type: string;
+  question: string;
+  question_date?: string;
+  answer_session_ids: string[];
+  haystack_session_ids: string[];
+  haystack_dates: string[];
+  haystack_sessions: RawTurn[][];
+}
+
+/** A session's text as the benchmark's session-level retrieval indexes it: the user turns' contents joined by a space. */
+export function longMemEvalSessionText(turns: RawTurn[]): string {
+  return turns
+    .filter((t) => t.role === 'user')
+    .map((t) => t.content)
+    .join(' ');
+}
+
+/**
+ * LongMemEval-S dev in the benchmark's session-level retrieval protocol (data README): each question its own
+ * haystack; each session one unit (id = session id, never part of the text; text = the user turns joined by a
+ * space; sessions with no user text left out; a repeated id indexed once); the correct sessions are the answer
+ * sessions holding a user turn with `has_answer: true`; abstention questions (`_abs`) and questions left with no
+ * correct session are not scored.
+ * `limit` (smoke runs): the first `questions` scored questions, each haystack cut to its correct sessions and the
+ * first `fillers` others (in haystack order).
+ */
+export function loadLongMemEval(dataDir = DEFAULT_DATA_DIR, limit?: { questions: number; fillers: number }): LongMemEval {
+  const raw = readXzJson(join(dataDir, LONGMEMEVAL_FILE)) as RawLongMemEvalQuestion[];
+  const file: LongMemEval['file'] = {
+    questions: raw.length,
+    byType: {},
+    skippedAbstention: 0,
+    skippedNoCorrectSession: {},
+    sessionsListed: 0,
+    sessionsWithoutUserText: 0,
+    repeatedSessionIds: 0,
+    answerSessionsWithoutUserEvidence: 0,
+    consecutiveSameDate: 0,
+  };
+  const questions: LongMemEvalQuestion[] = [];
+  for (const q of raw) {
+    file.byType[q.question_type] = (file.byType[q.question_type] ?? 0) + 1;
+    if (q.question_id.endsWith('_abs')) {
+      file.skippedAbstention++;
+      continue;
+    }
+    const answers = new Set(q.answer_session_ids.map(String));
+    const correct = new Set<string>();
+    const seen = new Set<string>();
+    const sessions: LongMemEvalSession[] = [];
+    let listed = 0;
+    let withoutText = 0;
+    let repeated = 0;
+    q.haystack_sessions.forEach((turns, i) => {
+      const id = String(q.haystack_session_ids[i]);
+      listed++;
+      if (seen.has(id)) return void repeated++;
+      seen.add(id);
+      const text = longMemEvalSessionText(turns);
+      if (!/\S/.test(text)) return void withoutText++;
+      sessions.push({ id, text, date: q.haystack_dates[i] ?? null });
+      if (answers.has(id) && turns.some((t) => t.role === 'user' && t.has_answer === true)) correct.add(id);
+    });
+    if (correct.size === 0) {
+      file.skippedNoCorrectSession[q.question_type] = (file.skippedNoCorrectSession[q.question_type] ?? 0) + 1;
+      continue;
+    }
+    file.sessionsListed += listed;
+    file.sessionsWithoutUserText += withoutText;
+    file.repeatedSessionIds += repeated;
+    file.answerSessionsWithoutUserEvidence += [...answers].filter((a) => seen.has(a) && !correct.has(a)).length;
+    for (let i = 1; i < sessions.length; i++) if (sessions[i].date !== null && sessions[i].date === sessions[i - 1].date) file.consecutiveSameDate++;
+    questions.push({ id: q.question_id, type: q.question_type, question: q.question, questionDate: q.question_date ?? null, sessions, correct: [...correct] });
+  }
+  if (!limit) return { questions, file };
+  const cut = questions.slice(0, limit.questions).map((q) => {
+    const correct = new Set(q.correct);
+    let fillers = 0;
+    return { ...q, sessions: q.sessions.filter((s) => correct.has(s.id) || fillers++ < limit.fillers) };
+  });
+  return { questions: cut, file };
 }

@@ -4,7 +4,8 @@ import { POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import { THINKING_DEFAULTS } from '@crs/domain/retrieval/thinking-weights';
 import { AUTO_ALPHA } from '@crs/domain/retrieval/alpha';
 import { environmentMarkdown, type RunEnvironment } from '../lib/env';
-import type { QualityRun, RankingDefaults } from './run-quality';
+import { LONGMEMEVAL_FILE } from './datasets';
+import { longMemEvalTypeOrder, type LongMemEvalScores, type QualityRun, type RankingDefaults } from './run-quality';
 
 /** Published reference points, exactly as the data README gives them. */
 export const REFERENCES = {
@@ -18,6 +19,9 @@ export const REFERENCES = {
   locomo: [
     { system: 'DRAGON dense retriever (LoCoMo paper, Table 3, all ten conversations)', recall: { 5: 56.7, 10: 66.2, 25: 76.7, 50: 82.7 } },
     { system: 'BM25 over the same units (roughly, per the data README)', recall: { 5: 52, 10: 60, 25: 70, 50: 76 } },
+  ],
+  longmemeval: [
+    { system: 'BM25 over the same units, the full LongMemEval-S (500 questions; about, per the data README)', recallAny5: 0.95, recallAll5: 0.87, recallAny10: null, recallAll10: null, ndcg10: 0.9 },
   ],
 };
 
@@ -171,6 +175,9 @@ export function qualityMarkdown(report: QualityReport): string {
     out.push(table(['configuration', ...cats.map((c) => `${c} (${l0.questionsByCategory[c]})`)], catRows), '');
   }
 
+  const lme = longMemEvalMarkdown(report);
+  if (lme) out.push(lme, '');
+
   const sweepRuns = report.runs.filter((r) => r.scifact?.results.some((c) => c.sweep !== undefined) || r.locomo?.results.some((c) => c.sweep !== undefined));
   if (sweepRuns.length) {
     out.push('## Alpha sweep (hybrid; 0 = keyword only, 1 = vector only)', '');
@@ -191,4 +198,101 @@ function verdict(met: boolean | null, measured: number | null, target: number, d
   if (met === null || measured === null) return 'not measured';
   const gap = measured - target;
   return met ? `met (+${gap.toFixed(digits)})` : `missed by ${(-gap).toFixed(digits)}`;
+}
+
+export const LONGMEMEVAL_HEADING = '## LongMemEval-S dev';
+
+const LONGMEMEVAL_METRICS: [keyof LongMemEvalScores, string][] = [
+  ['recallAny5', 'recall_any@5'],
+  ['recallAll5', 'recall_all@5'],
+  ['recallAny10', 'recall_any@10'],
+  ['recallAll10', 'recall_all@10'],
+  ['ndcg10', 'nDCG@10'],
+];
+
+/**
+ * The LongMemEval-S section: self-contained (each run's commit, machine and split are in it), so it can stand in a
+ * report whose other sections come from another run (`spliceSection`). Empty when no run has LongMemEval.
+ */
+export function longMemEvalMarkdown(report: QualityReport): string {
+  const runs = report.runs.filter((r) => r.longmemeval);
+  if (!runs.length) return '';
+  const l0 = runs[0].longmemeval!;
+  const f = l0.file;
+  const out: string[] = [];
+  const count = (o: Record<string, number>) => Object.entries(o).map(([t, n]) => `${t}: ${n}`).join(', ');
+  out.push(`${LONGMEMEVAL_HEADING} (session retrieval, the benchmark's retrieval protocol; out-of-sample: no default was chosen on it)`, '');
+  for (const r of runs) {
+    const e = r.environment ?? report.environment;
+    const tree = e.dirty ? `+ ${e.dirtyFiles.length} uncommitted path(s) (${e.dirtyFiles.slice(0, 6).map((l) => l.trim()).join(', ')})` : '(clean tree)';
+    const defaults = r.defaults ? `; defaults: alpha ${r.defaults.alpha}, thinking ${thinkingText(r.defaults.thinking)}` : '';
+    out.push(
+      `- run (\`${r.embedder}\`, model \`${r.modelId}\`): commit \`${e.commit}\` ${tree}, started ${e.startedAt}; machine: ${e.machine.cores} cores (${e.machine.cpu}), ${e.machine.memoryGiB} GiB, node ${e.machine.node}, load at start ${e.machine.loadAverageAtStart.join(' / ')}; ` +
+        `the run took ${(r.wallMs / 60000).toFixed(1)} min, of which ingest ${(r.longmemeval!.ingestMs / 60000).toFixed(1)} min; ${r.retries ?? 0} request(s) retried${defaults}`,
+    );
+  }
+  out.push(
+    `- split: dev, \`${LONGMEMEVAL_FILE}\` (${f.questions} of LongMemEval-S's 500 questions, stratified by question type: ${count(f.byType)}); measured only, nothing is chosen on it`,
+    '',
+  );
+  const noCorrect = Object.values(f.skippedNoCorrectSession).reduce((a, b) => a + b, 0);
+  out.push(
+    `Not scored: ${f.skippedAbstention} abstention questions (\`_abs\`) and ${noCorrect} left with no correct session (${count(f.skippedNoCorrectSession) || 'none'}: no answer session holds a user turn with \`has_answer\`). ` +
+      `${l0.questions} questions scored (${count(l0.questionsByType)}). Each question has its own database holding its haystack: ${l0.sessions} sessions in all ` +
+      `(${(l0.sessions / l0.questions).toFixed(1)} per question; ${f.sessionsWithoutUserText} without user text left out, ${f.repeatedSessionIds} repeated session id(s) indexed once), ${l0.chunks} chunks. ` +
+      'Each session is a memory whose id is the session id (never part of the text) and whose text is its user turns joined by a space, with its date as `additional_metadata.session_date`; ' +
+      `${f.consecutiveSameDate} pair(s) of consecutive sessions share a date string, which the conversation context takes for one conversation. ` +
+      `Correct sessions: the answer sessions holding a user turn with \`has_answer: true\` (${f.answerSessionsWithoutUserEvidence} answer session(s) without one are not counted). ` +
+      'Each configuration asks `POST /query` with `type: "memory"` and `max_results: 10`, doubled (up to 100) for a question whose chunks hold fewer than 10 sessions ' +
+      '(a long session is several chunks; a session ranks at its best chunk); "widened" counts those questions. recall_any@k is 1 when any correct session is in the top k, ' +
+      "recall_all@k when all are; nDCG@10 has binary relevance and the benchmark's own DCG (src/retrieval/eval_utils.py: ranks 1 and 2 undiscounted; the JSON also has trec_eval's form). " +
+      'Means over the questions, overall and per `question_type`. The keyword-only row is the BM25 baseline: the engine\'s BM25 full-text search over the same units, through the API.',
+    '',
+  );
+  const label = (embedder: string, c: { config: string; label: string }) => `${embedder}: ${c.label}${c.config === 'keyword' ? ', BM25 over the same units' : ''}`;
+  const rows: (string | number)[][] = [];
+  for (const r of runs) {
+    for (const c of r.longmemeval!.results) {
+      rows.push([label(r.embedder, c), ...LONGMEMEVAL_METRICS.map(([m]) => f3(c.overall[m])), c.sessionsIn10.toFixed(1), c.widened, ms(c.latencyMs.p50)]);
+    }
+  }
+  for (const ref of REFERENCES.longmemeval) rows.push([`reference: ${ref.system}`, ...LONGMEMEVAL_METRICS.map(([m]) => f3((ref as Record<string, unknown>)[m] as number | null)), '', '', '']);
+  out.push(table(['configuration', ...LONGMEMEVAL_METRICS.map(([, h]) => h), 'sessions in 10', 'widened', 'client p50 ms'], rows), '');
+  out.push('Per question type:', '');
+  const typeRows: (string | number)[][] = [];
+  for (const t of Object.keys(l0.questionsByType).sort((a, b) => longMemEvalTypeOrder(a) - longMemEvalTypeOrder(b) || a.localeCompare(b))) {
+    for (const r of runs) {
+      for (const c of r.longmemeval!.results) {
+        const s = c.byType[t];
+        typeRows.push([`${t} (${r.longmemeval!.questionsByType[t]})`, label(r.embedder, c), ...LONGMEMEVAL_METRICS.map(([m]) => f3(s?.[m]))]);
+      }
+    }
+  }
+  out.push(table(['question_type (scored)', 'configuration', ...LONGMEMEVAL_METRICS.map(([, h]) => h)], typeRows), '');
+  out.push(
+    table(
+      ['embedder', 'databases', 'sessions', 'chunks', 'databases ingested at once', 'until all completed s', 'sessions/s to completed'],
+      runs.map((r) => {
+        const l = r.longmemeval!;
+        return [r.embedder, l.databases.length, l.sessions, l.chunks, l.ingestConcurrency, (l.ingestMs / 1000).toFixed(1), (l.sessions / (l.ingestMs / 1000)).toFixed(1)];
+      }),
+    ),
+  );
+  return out.join('\n');
+}
+
+
+/**
+ * Puts a section (starting with its `## ` heading) into a Markdown report: in place of the section with the same
+ * heading prefix, else at the end. The rest of the report is kept byte for byte.
+ */
+export function spliceSection(markdown: string, section: string, headingPrefix: string): string {
+  const lines = markdown.replace(/\n+$/, '').split('\n');
+  const start = lines.findIndex((l) => l.startsWith(headingPrefix));
+  const body = section.replace(/\n+$/, '').split('\n');
+  if (start < 0) return `${[...lines, '', ...body].join('\n')}\n`;
+  let end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
+  if (end < 0) end = lines.length;
+  const after = lines.slice(end);
+  return `${[...lines.slice(0, start), ...body, ...(after.length ? ['', ...after] : [])].join('\n')}\n`;
 }

@@ -1,8 +1,9 @@
 import { CrsClient, mapPool, type QueryBody } from '../lib/client';
 import type { Progress } from '../lib/progress';
 import type { ServiceHandle } from '../lib/service';
-import { distinctIds, latencySummary, mean, ndcgAtK, recallAtK, round } from '../lib/stats';
-import { LOCOMO_CATEGORIES, type LocomoConversation, type Scifact } from './datasets';
+import { createProgress } from '../lib/progress';
+import { distinctIds, latencySummary, mean, ndcgAtK, ndcgAtKFirstTwoFull, recallAllAtK, recallAnyAtK, recallAtK, round } from '../lib/stats';
+import { LOCOMO_CATEGORIES, type LocomoConversation, type LongMemEval, type Scifact } from './datasets';
 
 /** One way of querying the service, compared side by side. */
 export interface QualityConfig {
@@ -77,11 +78,69 @@ export interface LocomoResult {
   results: LocomoConfigResult[];
 }
 
+/** LongMemEval's scores of one question or their means: recall_any / recall_all at 5 and 10, nDCG@10. */
+export interface LongMemEvalScores {
+  recallAny5: number;
+  recallAll5: number;
+  recallAny10: number;
+  recallAll10: number;
+  /** the benchmark's own nDCG@10 (ranks 1 and 2 undiscounted: `ndcgAtKFirstTwoFull`) */
+  ndcg10: number;
+  /** trec_eval's nDCG@10 (log2(rank + 1) discount), as the SciFact figures use */
+  ndcg10Trec: number;
+}
+
+export interface LongMemEvalQuestionResult extends LongMemEvalScores {
+  id: string;
+  type: string;
+  correct: string[];
+  /** the top 10 distinct sessions, best first */
+  top10: string[];
+  /** the max_results of the query the top 10 came from */
+  maxResults: number;
+}
+
+export interface LongMemEvalConfigResult {
+  config: string;
+  label: string;
+  body: Partial<QueryBody>;
+  questions: number;
+  overall: LongMemEvalScores;
+  byType: Record<string, LongMemEvalScores>;
+  /** mean number of distinct sessions in the top 10 (fewer when the engine matches fewer) */
+  sessionsIn10: number;
+  /** questions asked again with a larger max_results because 10 chunks held fewer than 10 sessions */
+  widened: number;
+  latencyMs: ReturnType<typeof latencySummary>;
+  perQuestion: LongMemEvalQuestionResult[];
+}
+
+export interface LongMemEvalResult {
+  split: 'dev';
+  file: LongMemEval['file'];
+  questions: number;
+  questionsByType: Record<string, number>;
+  /** sessions indexed over all the questions' databases, and the chunks the service made of them */
+  sessions: number;
+  chunks: number;
+  /** ms from the first database's creation until every question's sessions are completed */
+  ingestMs: number;
+  ingestConcurrency: number;
+  databases: { question: string; database: string; ingest: IngestTiming }[];
+  results: LongMemEvalConfigResult[];
+}
+
+/** The question types in the order the benchmark's paper lists them. */
+export const LONGMEMEVAL_TYPES = ['single-session-user', 'single-session-assistant', 'single-session-preference', 'multi-session', 'knowledge-update', 'temporal-reasoning'];
+
 export interface QualityRunOptions {
   embedder: string;
   configs: QualityConfig[];
   scifact?: Scifact;
   locomo?: LocomoConversation[];
+  longmemeval?: LongMemEval;
+  /** LongMemEval databases ingested at once (default 2). */
+  ingestConcurrency?: number;
   ks?: number[];
   /** Queries in flight at once (default 4). */
   concurrency?: number;
@@ -94,6 +153,7 @@ export interface QualityRun {
   dimensions: number;
   scifact?: ScifactResult;
   locomo?: LocomoResult;
+  longmemeval?: LongMemEvalResult;
   /** commit, machine and start time of this embedder's run (runs merged from an earlier report keep theirs) */
   environment?: import('../lib/env').RunEnvironment;
   /** requests retried after a 5xx or a network error (0 in a clean run) */
@@ -117,7 +177,8 @@ export async function runQuality(service: ServiceHandle, opts: QualityRunOptions
   const run: QualityRun = { embedder: opts.embedder, modelId: '', dimensions: 0, retries: 0, wallMs: 0 };
   if (opts.scifact) run.scifact = await runScifact(client, opts.scifact, opts);
   if (opts.locomo) run.locomo = await runLocomo(client, opts.locomo, opts);
-  const db = run.scifact?.database ?? run.locomo?.conversations[0]?.database;
+  if (opts.longmemeval) run.longmemeval = await runLongMemEval(client, opts.longmemeval, opts);
+  const db = run.scifact?.database ?? run.locomo?.conversations[0]?.database ?? run.longmemeval?.databases[0]?.database;
   if (db) {
     const stats = await client.stats(db);
     run.modelId = stats.embedder.model;
@@ -254,3 +315,107 @@ async function runLocomo(client: CrsClient, conversations: LocomoConversation[],
   bar.stop();
   return { conversations: convs, questions: questions.length, questionsByCategory, ks, results };
 }
+
+/** The top `want` distinct sessions of a query; chunk-level max_results doubles (to the API's cap) until they hold `want`. */
+async function topSessions(client: CrsClient, body: QueryBody, want: number, latencies: number[]): Promise<{ ids: string[]; maxResults: number }> {
+  for (let max = want; ; max = Math.min(100, max * 2)) {
+    const t = performance.now();
+    const chunks = await client.query({ ...body, max_results: max });
+    latencies.push(performance.now() - t);
+    const ids = distinctIds(chunks.map((c) => c.id));
+    // Fewer chunks than asked: the engine matched no more, so a larger max_results brings nothing new.
+    if (ids.length >= want || chunks.length < max || max >= 100) return { ids: ids.slice(0, want), maxResults: max };
+  }
+}
+
+function longMemEvalScores(top: string[], correct: Set<string>): LongMemEvalScores {
+  return {
+    recallAny5: recallAnyAtK(top, correct, 5),
+    recallAll5: recallAllAtK(top, correct, 5),
+    recallAny10: recallAnyAtK(top, correct, 10),
+    recallAll10: recallAllAtK(top, correct, 10),
+    ndcg10: ndcgAtKFirstTwoFull(top, correct, 10),
+    ndcg10Trec: ndcgAtK(top, new Map([...correct].map((id) => [id, 1])), 10),
+  };
+}
+
+function meanScores(rows: LongMemEvalScores[]): LongMemEvalScores {
+  const m = (f: (r: LongMemEvalScores) => number) => round(mean(rows.map(f)));
+  return { recallAny5: m((r) => r.recallAny5), recallAll5: m((r) => r.recallAll5), recallAny10: m((r) => r.recallAny10), recallAll10: m((r) => r.recallAll10), ndcg10: m((r) => r.ndcg10), ndcg10Trec: m((r) => r.ndcg10Trec) };
+}
+
+/**
+ * LongMemEval-S session retrieval: one database per question (its haystack alone, so keyword statistics never mix
+ * haystacks), each session a memory (id = session id, text = its user turns, the session date as additional_metadata),
+ * then every configuration asks each question for its top 10 sessions (`type: memory`). The alpha sweep is not run
+ * here: the dev file is for measuring, and the sweep exists to choose a default.
+ */
+async function runLongMemEval(client: CrsClient, data: LongMemEval, opts: QualityRunOptions): Promise<LongMemEvalResult> {
+  const concurrency = opts.ingestConcurrency ?? 2;
+  const started = Date.now();
+  const quiet = createProgress({ quiet: true });
+  const bar = opts.progress.bar('LongMemEval: questions ingested', data.questions.length);
+  const databases = await mapPool(data.questions, concurrency, async (q) => {
+    const database = `lme-${q.id}`.replace(/[^A-Za-z0-9_-]/g, '-');
+    await client.createDatabase(database);
+    const ingest = await ingestAndWait(
+      client,
+      database,
+      q.sessions.length,
+      (s, e) => client.ingestMemories(database, q.sessions.slice(s, e).map((x) => ({ id: x.id, text: x.text, ...(x.date ? { additional_metadata: { session_date: x.date } } : {}) }))),
+      q.sessions.map((x) => x.id),
+      quiet,
+      `LongMemEval ${q.id}`,
+    );
+    bar.increment();
+    return { question: q.id, database, ingest };
+  });
+  bar.stop();
+  const ingestMs = Date.now() - started;
+  const questionsByType: Record<string, number> = {};
+  for (const q of data.questions) questionsByType[q.type] = (questionsByType[q.type] ?? 0) + 1;
+  const types = Object.keys(questionsByType).sort((a, b) => longMemEvalTypeOrder(a) - longMemEvalTypeOrder(b) || a.localeCompare(b));
+  const configs = opts.configs.filter((c) => c.sweep === undefined);
+  const results: LongMemEvalConfigResult[] = [];
+  const qbar = opts.progress.bar('LongMemEval: queries', configs.length * data.questions.length);
+  for (const config of configs) {
+    const latencies: number[] = [];
+    const perQuestion = await mapPool(data.questions, opts.concurrency ?? 4, async (q, i): Promise<LongMemEvalQuestionResult> => {
+      const { ids, maxResults } = await topSessions(client, { database: databases[i].database, query: q.question, type: 'memory', ...config.body }, 10, latencies);
+      qbar.increment();
+      return { id: q.id, type: q.type, correct: q.correct, top10: ids, maxResults, ...longMemEvalScores(ids, new Set(q.correct)) };
+    });
+    const byType: Record<string, LongMemEvalScores> = {};
+    for (const t of types) byType[t] = meanScores(perQuestion.filter((r) => r.type === t));
+    results.push({
+      config: config.name,
+      label: config.label,
+      body: config.body,
+      questions: perQuestion.length,
+      overall: meanScores(perQuestion),
+      byType,
+      sessionsIn10: round(mean(perQuestion.map((r) => r.top10.length)), 2),
+      widened: perQuestion.filter((r) => r.maxResults > 10).length,
+      latencyMs: latencySummary(latencies),
+      perQuestion,
+    });
+    const o = results.at(-1)!.overall;
+    opts.progress.log(`LongMemEval ${opts.embedder} ${config.name}: any@5 ${o.recallAny5}, all@5 ${o.recallAll5}, any@10 ${o.recallAny10}, all@10 ${o.recallAll10}, nDCG@10 ${o.ndcg10}`);
+  }
+  qbar.stop();
+  return {
+    split: 'dev',
+    file: data.file,
+    questions: data.questions.length,
+    questionsByType,
+    sessions: databases.reduce((a, d) => a + d.ingest.items, 0),
+    chunks: databases.reduce((a, d) => a + d.ingest.chunks, 0),
+    ingestMs,
+    ingestConcurrency: concurrency,
+    databases,
+    results,
+  };
+}
+
+/** Sort key of a question type: the paper's order, unknown types last. */
+export const longMemEvalTypeOrder = (type: string) => (LONGMEMEVAL_TYPES.includes(type) ? LONGMEMEVAL_TYPES.indexOf(type) : LONGMEMEVAL_TYPES.length);
