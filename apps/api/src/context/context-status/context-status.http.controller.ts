@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Req } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { invalid, notFound } from '@crs/domain/errors';
 import { callerOf } from '../../http/command-context';
@@ -10,6 +10,8 @@ import { readScope } from '../../http/scope';
 import { foundEntries } from '../item-status';
 import { GetContextStatus } from './context-status.handler';
 import { VerifyProcessingRequest } from './verify-processing.request.dto';
+import { ApiEnvelopedResponse, ApiErrorResponses, ApiLegacyResponse, ApiScopeQuery } from '../../http/openapi';
+import { ContextStatusResponse, VerifyProcessingResponse } from './context-status.response.dto';
 
 /**
  * The ids a request names. A list parameter (`ids`, ...) may also be comma-separated; a single `id` is taken whole, so
@@ -34,6 +36,11 @@ export class ContextStatusController {
 
   @Get('context/status')
   @ApiOperation({ summary: 'Indexing status of items: ?database=&id=<id> or repeated &ids=<a>&ids=<b> (comma-separated also accepted), optional collection' })
+  @ApiScopeQuery({ collection: 'Only items of this collection' })
+  @ApiQuery({ name: 'id', required: false, type: String, description: 'One item id, taken whole (it may hold a comma); the status fields are then also at the top of data' })
+  @ApiQuery({ name: 'ids', required: false, schema: { type: 'array', items: { type: 'string' } }, style: 'form', explode: true, description: 'Item ids: repeated, or comma-separated' })
+  @ApiEnvelopedResponse(ContextStatusResponse)
+  @ApiErrorResponses(400, 401, [404, 'DATABASE_NOT_FOUND; ITEM_NOT_FOUND when a single id names no item'])
   async status(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>) {
     for (const k of Object.keys(query)) if (!['id', 'ids', 'database', 'tenant_id', 'collection', 'sub_tenant_id'].includes(k)) throw invalid(`${k} is not a status parameter`);
     const ctx = contextOf(req);
@@ -51,6 +58,8 @@ export class ContextStatusController {
   @HttpCode(200)
   @LegacyResponse()
   @ApiOperation({ summary: 'Legacy: synchronous status of one or more source ids (JSON {database|tenant_id, file_ids|source_ids|ids}, or the same as query parameters)', deprecated: true })
+  @ApiLegacyResponse(VerifyProcessingResponse)
+  @ApiErrorResponses(400, 401, 404, 415)
   async verify(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>, @Body() body: VerifyProcessingRequest) {
     const ctx = contextOf(req);
     addDeprecation(ctx, '/ingestion/verify_processing', '/context/status');

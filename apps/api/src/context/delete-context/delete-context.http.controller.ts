@@ -8,6 +8,8 @@ import { contextOf, echoSourceType } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
 import { DeleteContextRequest } from './delete-context.request.dto';
 import { DeleteContext } from './delete-context.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses, ApiScopeQuery } from '../../http/openapi';
+import { DeleteContextResponse } from './delete-context.response.dto';
 
 const QUERY_SCOPE = ['database', 'collection', 'tenant_id', 'sub_tenant_id'];
 
@@ -18,6 +20,9 @@ export class DeleteContextController {
 
   @Delete('context')
   @ApiOperation({ summary: 'Delete items by id (JSON body {database, collection?, ids, type?}). Each deletion is an ItemDeleted event; chunks leave the index.' })
+  @ApiScopeQuery()
+  @ApiEnvelopedResponse(DeleteContextResponse)
+  @ApiErrorResponses(400, 401, 404, 413, 415)
   async remove(@Req() req: FastifyRequest, @Body() body: DeleteContextRequest) {
     // The scope may come in the query string too (as on the other deletions); the two must agree.
     const query = (req.query ?? {}) as Record<string, unknown>;

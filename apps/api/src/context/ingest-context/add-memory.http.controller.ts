@@ -10,6 +10,8 @@ import { addDeprecation, contextOf, echoSourceType } from '../../http/request-co
 import { readScope } from '../../http/scope';
 import { AddMemoryRequest } from './ingest-context.request.dto';
 import { IngestContext } from './ingest-context.handler';
+import { ApiErrorResponses, ApiLegacyResponse } from '../../http/openapi';
+import { IngestContextResponse } from './ingest-context.response.dto';
 
 @ApiTags('legacy')
 @Controller()
@@ -23,6 +25,8 @@ export class AddMemoryController {
     summary: 'Legacy: add user memories. JSON {database|tenant_id, collection|sub_tenant_id, upsert?, memories: [memory items]} (memories as an array here; each item follows the memory item rules)',
     deprecated: true,
   })
+  @ApiLegacyResponse(IngestContextResponse)
+  @ApiErrorResponses(400, 401, 404, [409, 'COLLECTION_DELETING: the collection is being deleted'], 413, 415)
   async add(@Req() req: FastifyRequest, @Body() body: AddMemoryRequest) {
     const ctx = contextOf(req);
     addDeprecation(ctx, '/memories/add_memory', '/context/ingest');

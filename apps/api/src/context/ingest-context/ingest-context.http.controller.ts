@@ -13,6 +13,8 @@ import { validateParsed } from '../../http/validation';
 import { IngestContextRequest } from './ingest-context.request.dto';
 import { IngestContext, type IngestPayload } from './ingest-context.handler';
 import type { FileMetadataEntry } from './prepare-items';
+import { ApiEnvelopedResponse, ApiErrorResponses, ApiLegacyResponse } from '../../http/openapi';
+import { IngestContextResponse, UploadKnowledgeResponse } from './ingest-context.response.dto';
 
 const FILE_FIELDS = new Set(['documents', 'files', 'file', 'document']);
 
@@ -26,6 +28,8 @@ export class IngestContextController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: IngestContextRequest })
   @ApiOperation({ summary: 'Ingest memories (type=memory, `memories` JSON string) or knowledge (type=knowledge, files in `documents` and/or `app_knowledge`)' })
+  @ApiEnvelopedResponse(IngestContextResponse)
+  @ApiErrorResponses(400, 401, 404, [409, 'COLLECTION_DELETING: the collection is being deleted'], 413, 415)
   async ingest(@Req() req: FastifyRequest) {
     const body = await readMultipart(req);
     const fields = await this.fields(body);
@@ -39,6 +43,8 @@ export class IngestContextController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: IngestContextRequest })
   @ApiOperation({ summary: 'Legacy: ingest files and/or app items (multipart always; nested fields are JSON strings). Returns source ids with status queued.', deprecated: true })
+  @ApiLegacyResponse(UploadKnowledgeResponse)
+  @ApiErrorResponses(400, 401, 404, [409, 'COLLECTION_DELETING: the collection is being deleted'], 413, 415)
   async uploadKnowledge(@Req() req: FastifyRequest) {
     addDeprecation(contextOf(req), '/ingestion/upload_knowledge', '/context/ingest');
     const body = await readMultipart(req);

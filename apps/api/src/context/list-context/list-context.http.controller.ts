@@ -8,6 +8,8 @@ import { contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { ListContextRequest } from './list-context.request.dto';
 import { ListContext } from './list-context.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { ListContextResponse } from './list-context.response.dto';
 
 @ApiTags('context')
 @Controller()
@@ -20,6 +22,8 @@ export class ListContextController {
     summary:
       'List items of a collection: type (knowledge default | memory), ids (<=100), page (1-based), page_size (default 20, max 100), filters {tenant_metadata, additional_metadata, source_fields}, include_fields, acl (same meaning as in /query)',
   })
+  @ApiEnvelopedResponse(ListContextResponse)
+  @ApiErrorResponses(400, 401, 404, 413, 415)
   async list(@Req() req: FastifyRequest, @Body() body: ListContextRequest) {
     const ctx = contextOf(req);
     const scope = readScope(ctx, body, { requireDatabase: true });

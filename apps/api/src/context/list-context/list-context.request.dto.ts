@@ -42,10 +42,10 @@ export class ListContextRequest {
   @ApiPropertyOptional({ type: [String], maxItems: LIST_IDS_MAX, description: 'Only these item ids' })
   @IfSent() @IsArray({ message: idsMessage }) @ArrayMaxSize(LIST_IDS_MAX, { message: idsMessage }) @IsString({ each: true, message: idsMessage }) ids?: string[];
 
-  @ApiPropertyOptional({ minimum: 1, maximum: PAGE_MAX, default: 1, description: 'Page number, 1-based' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_MAX, default: 1, description: 'Page number, 1-based' })
   @IsOptional() @IsInt({ message: pageMessage }) @Min(1, { message: pageMessage }) @Max(PAGE_MAX, { message: pageMessage }) page?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT, description: 'Items per page' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT, description: 'Items per page' })
   @IsOptional() @IsInt({ message: pageSizeMessage }) @Min(1, { message: pageSizeMessage }) @Max(PAGE_SIZE_MAX, { message: pageSizeMessage }) page_size?: number;
 
   @ApiPropertyOptional({

@@ -4,6 +4,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { GetPresignedContent } from './presigned-content.handler';
+import { ApiErrorResponses, ApiRawResponse } from '../../http/openapi';
 
 /** A stored content type as a response header: a plain `type/subtype`, text with its charset; anything else is bytes. */
 function contentTypeHeader(stored: string): string {
@@ -27,6 +28,8 @@ export class PresignedContentController {
     summary:
       'Content of an item through a presigned URL from GET /context/inspect (mode url or both). No API key. 403 PRESIGNED_URL_INVALID / _EXPIRED / _REVOKED (the ACL, content or the asking key changed), 404 ITEM_NOT_FOUND once the item, its collection or database is gone.',
   })
+  @ApiRawResponse('application/octet-stream', { type: 'string', format: 'binary' }, 'The bytes as ingested, with their stored Content-Type (text with charset=utf-8)')
+  @ApiErrorResponses([403, 'PRESIGNED_URL_INVALID, PRESIGNED_URL_EXPIRED, PRESIGNED_URL_REVOKED'], [404, 'ITEM_NOT_FOUND: the item, its collection or its database is gone'])
   async content(@Param('token') token: string, @Res() reply: FastifyReply) {
     const { bytes, contentType, filename } = await this.queries.execute(new GetPresignedContent(token));
     reply

@@ -9,6 +9,8 @@ import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
 import { itemView } from '../item-view';
 import { ItemSelectorQuery, UpdateMetadataRequest } from './update-metadata.request.dto';
 import { UpdateItemMetadata } from './update-metadata.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { UpdateMetadataResponse } from './update-metadata.response.dto';
 
 @ApiTags('context')
 @Controller()
@@ -20,6 +22,8 @@ export class UpdateMetadataController {
     summary:
       'Edit an item: metadata (schema fields), additional_metadata, title, acl. Only the fields sent change; acl: a list replaces the stored ACL exactly, [] or null revokes. `database`, `collection` (default collection when omitted) and `type` select the item, in the query string or the body. A body that changes nothing answers the item as it is.',
   })
+  @ApiEnvelopedResponse(UpdateMetadataResponse)
+  @ApiErrorResponses([400, 'INVALID_INPUT (the message names the field), AMBIGUOUS_ITEM (send type), UNSUPPORTED_API_VERSION'], 401, [404, 'DATABASE_NOT_FOUND, ITEM_NOT_FOUND'], 413, 415)
   async update(@Req() req: FastifyRequest, @Param('id') id: string, @Query() query: ItemSelectorQuery, @Body() body: UpdateMetadataRequest) {
     // One target: a selector given in both places with different values is refused.
     const input = scopeFromBodyAndQuery(body, query) as UpdateMetadataRequest;

@@ -15,7 +15,7 @@ export class ItemSelectorQuery {
 
 /** The edit: only the fields sent change. */
 export class UpdateMetadataRequest extends ItemSelectorQuery {
-  @ApiPropertyOptional({ description: "Schema fields (an object, or the original SDK's JSON string), merged into the stored ones and checked against the database's schema" })
+  @ApiPropertyOptional({ oneOf: [{ type: 'object', additionalProperties: true }, { type: 'string' }], description: "Schema fields (an object, or the original SDK's JSON string), merged into the stored ones and checked against the database's schema" })
   @Allow() metadata?: unknown;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Free-form fields, merged into the stored ones' })

@@ -10,6 +10,8 @@ import { addDeprecation, contextOf } from '../../http/request-context';
 import { deprecatedFieldInvalid, readScope } from '../../http/scope';
 import { CreateDatabaseRequest } from './create-database.request.dto';
 import { CreateDatabase } from './create-database.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { CreateDatabaseResponse, CreateTenantResponse } from './create-database.response.dto';
 
 @ApiTags('databases')
 @Controller()
@@ -19,6 +21,8 @@ export class CreateDatabaseController {
   @Post('databases')
   @HttpCode(202)
   @ApiOperation({ summary: 'Create an isolated database (asynchronous: poll /databases/status until all four flags are true)' })
+  @ApiEnvelopedResponse(CreateDatabaseResponse, 202, 'Accepted: the database is being provisioned')
+  @ApiErrorResponses(400, 401, [403, 'FORBIDDEN: a key limited to listed databases may create only those'], [409, 'DATABASE_EXISTS, DATABASE_DELETING'], 413, 415)
   async create(@Req() req: FastifyRequest, @Body() body: CreateDatabaseRequest) {
     const command = this.command(req, body);
     const { databaseId } = await this.commands.execute(command);
@@ -29,6 +33,8 @@ export class CreateDatabaseController {
   @Post('tenants')
   @HttpCode(202)
   @ApiOperation({ summary: 'Deprecated alias of POST /databases (original SDK shape)', deprecated: true })
+  @ApiEnvelopedResponse(CreateTenantResponse, 202, 'Accepted: the database is being provisioned')
+  @ApiErrorResponses(400, 401, [403, 'FORBIDDEN: a key limited to listed databases may create only those'], [409, 'DATABASE_EXISTS, DATABASE_DELETING'], 413, 415)
   async createTenant(@Req() req: FastifyRequest, @Body() body: CreateDatabaseRequest) {
     addDeprecation(contextOf(req), '/tenants', '/databases');
     const command = this.command(req, body);

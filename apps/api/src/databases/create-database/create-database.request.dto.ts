@@ -17,6 +17,6 @@ export class CreateDatabaseRequest {
   @ApiPropertyOptional({ description: 'Original SDK option; accepted for compatibility, every database stores embeddings' })
   @IsOptional() @IsBoolean() is_embeddings_tenant?: boolean;
 
-  @ApiPropertyOptional({ description: 'Original SDK option: must equal the configured embedder dimension when given' })
+  @ApiPropertyOptional({ type: 'integer', description: 'Original SDK option: must equal the configured embedder dimension when given' })
   @IsOptional() @IsInt() @Min(1) @Max(8192) embeddings_dimension?: number;
 }

@@ -7,6 +7,8 @@ import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { ScopeQuery } from '../scope-query.dto';
 import { GetDatabaseStats } from './database-stats.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { DatabaseStatsResponse, TenantStatsResponse } from './database-stats.response.dto';
 
 @ApiTags('databases')
 @Controller()
@@ -15,6 +17,8 @@ export class DatabaseStatsController {
 
   @Get('databases/stats')
   @ApiOperation({ summary: 'Load and growth: items by store and status, chunks, bytes, collections, growth per UTC day over the last 30 days (today and the 29 before)' })
+  @ApiEnvelopedResponse(DatabaseStatsResponse)
+  @ApiErrorResponses(400, 401, 404)
   async stats(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const scope = readScope(contextOf(req), query, { requireDatabase: true });
     return this.queries.execute(new GetDatabaseStats(callerOf(req), scope.database!, scope.collection));
@@ -22,6 +26,8 @@ export class DatabaseStatsController {
 
   @Get('tenants/stats')
   @ApiOperation({ summary: 'Deprecated alias of GET /databases/stats (original SDK shape)', deprecated: true })
+  @ApiEnvelopedResponse(TenantStatsResponse)
+  @ApiErrorResponses(400, 401, 404)
   async tenantStats(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const ctx = contextOf(req);
     addDeprecation(ctx, '/tenants', '/databases');

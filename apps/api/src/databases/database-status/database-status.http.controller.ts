@@ -7,6 +7,8 @@ import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { ScopeQuery } from '../scope-query.dto';
 import { GetDatabaseStatus } from './database-status.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { DatabaseStatusResponse, TenantStatusResponse } from './database-status.response.dto';
 
 @ApiTags('databases')
 @Controller()
@@ -15,6 +17,8 @@ export class DatabaseStatusController {
 
   @Get('databases/status')
   @ApiOperation({ summary: 'Provisioning readiness: four flags that turn true as each part is really provisioned' })
+  @ApiEnvelopedResponse(DatabaseStatusResponse)
+  @ApiErrorResponses(400, 401, 404)
   async status(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const scope = readScope(contextOf(req), query, { requireDatabase: true });
     const db = await this.queries.execute(new GetDatabaseStatus(callerOf(req), scope.database!));
@@ -29,6 +33,8 @@ export class DatabaseStatusController {
 
   @Get('tenants/status')
   @ApiOperation({ summary: 'Deprecated alias of GET /databases/status (original SDK shape: flags under infra)', deprecated: true })
+  @ApiEnvelopedResponse(TenantStatusResponse)
+  @ApiErrorResponses(400, 401, 404)
   async tenantStatus(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const ctx = contextOf(req);
     addDeprecation(ctx, '/tenants', '/databases');

@@ -7,6 +7,8 @@ import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope, scopeFromBodyAndQuery } from '../../http/scope';
 import { ScopeQuery } from '../scope-query.dto';
 import { DeleteDatabase } from './delete-database.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { DeleteDatabaseResponse, DeleteTenantResponse } from './delete-database.response.dto';
 
 @ApiTags('databases')
 @Controller()
@@ -16,6 +18,8 @@ export class DeleteDatabaseController {
   @Delete('databases')
   @HttpCode(202)
   @ApiOperation({ summary: 'Permanently remove a database (asynchronous). Name in the query string or a JSON body.' })
+  @ApiEnvelopedResponse(DeleteDatabaseResponse, 202, 'Accepted: the database is being deleted')
+  @ApiErrorResponses(400, 401, 404, 415)
   async remove(@Req() req: FastifyRequest, @Query() query: ScopeQuery, @Body() body?: ScopeQuery) {
     const name = await this.run(req, query, body);
     return { database: name, status: 'deleting', message: `Database '${name}' is being deleted` };
@@ -24,6 +28,8 @@ export class DeleteDatabaseController {
   @Delete('tenants')
   @HttpCode(202)
   @ApiOperation({ summary: 'Deprecated alias of DELETE /databases', deprecated: true })
+  @ApiEnvelopedResponse(DeleteTenantResponse, 202, 'Accepted: the database is being deleted')
+  @ApiErrorResponses(400, 401, 404, 415)
   async removeTenant(@Req() req: FastifyRequest, @Query() query: ScopeQuery, @Body() body?: ScopeQuery) {
     addDeprecation(contextOf(req), '/tenants', '/databases');
     const name = await this.run(req, query, body);

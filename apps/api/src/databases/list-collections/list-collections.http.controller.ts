@@ -7,6 +7,8 @@ import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { ScopeQuery } from '../scope-query.dto';
 import { ListCollections } from './list-collections.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { ListCollectionsResponse, ListSubTenantsResponse } from './list-collections.response.dto';
 
 @ApiTags('databases')
 @Controller()
@@ -15,6 +17,8 @@ export class ListCollectionsController {
 
   @Get('databases/collections')
   @ApiOperation({ summary: 'List the active collections of a database' })
+  @ApiEnvelopedResponse(ListCollectionsResponse)
+  @ApiErrorResponses(400, 401, 404)
   async list(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const scope = readScope(contextOf(req), query, { requireDatabase: true });
     const { database, collections } = await this.queries.execute(new ListCollections(callerOf(req), scope.database!));
@@ -23,6 +27,8 @@ export class ListCollectionsController {
 
   @Get('tenants/sub-tenants')
   @ApiOperation({ summary: 'Deprecated alias of GET /databases/collections (original SDK shape)', deprecated: true })
+  @ApiEnvelopedResponse(ListSubTenantsResponse)
+  @ApiErrorResponses(400, 401, 404)
   async listSubTenants(@Req() req: FastifyRequest, @Query() query: ScopeQuery) {
     const ctx = contextOf(req);
     addDeprecation(ctx, '/tenants', '/databases');

@@ -5,6 +5,8 @@ import type { FastifyRequest } from 'fastify';
 import { callerOf } from '../../http/command-context';
 import { addDeprecation, contextOf } from '../../http/request-context';
 import { ListDatabases } from './list-databases.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { ListDatabasesResponse, ListTenantsResponse } from './list-databases.response.dto';
 
 @ApiTags('databases')
 @Controller()
@@ -13,6 +15,8 @@ export class ListDatabasesController {
 
   @Get('databases')
   @ApiOperation({ summary: 'List the databases of the organization that this key can reach' })
+  @ApiEnvelopedResponse(ListDatabasesResponse)
+  @ApiErrorResponses(400, 401)
   async list(@Req() req: FastifyRequest) {
     const dbs = await this.queries.execute(new ListDatabases(callerOf(req)));
     return {
@@ -30,6 +34,8 @@ export class ListDatabasesController {
 
   @Get('tenants')
   @ApiOperation({ summary: 'Deprecated alias of GET /databases (original SDK shape)', deprecated: true })
+  @ApiEnvelopedResponse(ListTenantsResponse)
+  @ApiErrorResponses(400, 401)
   async listTenants(@Req() req: FastifyRequest) {
     addDeprecation(contextOf(req), '/tenants', '/databases');
     const dbs = await this.queries.execute(new ListDatabases(callerOf(req)));

@@ -10,6 +10,8 @@ import { contextOf, type RequestContext } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { SubmitFeedbackRequest } from './submit-feedback.request.dto';
 import { SubmitFeedback } from './submit-feedback.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses } from '../../http/openapi';
+import { SubmitFeedbackResponse } from './submit-feedback.response.dto';
 
 @ApiTags('feedback')
 @Controller()
@@ -19,6 +21,16 @@ export class SubmitFeedbackController {
   @Post('feedback')
   @HttpCode(201)
   @ApiOperation({ summary: "Feedback about a query that already ran, linked by its request_id; every submission is stored separately (rate limit: 100 per minute per organization)" })
+  @ApiEnvelopedResponse(SubmitFeedbackResponse, 201, 'Recorded')
+  @ApiErrorResponses(
+    [400, 'INVALID_INPUT, FEEDBACK_EMPTY, FEEDBACK_TOO_LONG, TOO_MANY_SOURCE_IDS, SOURCE_ID_TOO_LONG, INVALID_RATING, INVALID_SOURCE, METADATA_TOO_LARGE, UNSUPPORTED_API_VERSION'],
+    401,
+    404,
+    413,
+    415,
+    [429, 'RATE_LIMITED: 100 submissions per minute per organization; retry after the seconds in the Retry-After header'],
+    [500, 'FEEDBACK_NOT_RECORDED: nothing was stored, retrying is safe'],
+  )
   async submit(@Req() req: FastifyRequest, @Body() body: SubmitFeedbackRequest) {
     const ctx = contextOf(req);
     const input: SubmitFeedbackRequest = body ?? {};

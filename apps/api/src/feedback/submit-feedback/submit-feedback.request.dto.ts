@@ -6,10 +6,10 @@ import { Allow } from 'class-validator';
  * libs/domain/src/feedback/feedback-input.ts so each failure gets its own code.
  */
 export class SubmitFeedbackRequest {
-  @ApiProperty({ format: 'uuid', description: "The target query's meta.request_id (or X-Request-ID header), sent exactly as received" })
+  @ApiProperty({ type: String, format: 'uuid', description: "The target query's meta.request_id (or X-Request-ID header), sent exactly as received" })
   @Allow() request_id?: unknown;
 
-  @ApiPropertyOptional({ maxLength: 8000, description: 'Free-text feedback; required unless ground_truth carries a usable answer or source_ids. Blank counts as absent.' })
+  @ApiPropertyOptional({ type: String, maxLength: 8000, description: 'Free-text feedback; required unless ground_truth carries a usable answer or source_ids. Blank counts as absent.' })
   @Allow() feedback?: unknown;
 
   @ApiPropertyOptional({
@@ -25,18 +25,18 @@ export class SubmitFeedbackRequest {
   @ApiPropertyOptional({ enum: ['user', 'agent'], default: 'user' })
   @Allow() source?: unknown;
 
-  @ApiPropertyOptional({ description: 'Scope the feedback to a database the key can reach' })
+  @ApiPropertyOptional({ type: String, description: 'Scope the feedback to a database the key can reach' })
   @Allow() database?: unknown;
 
-  @ApiPropertyOptional({ description: 'Requires database' })
+  @ApiPropertyOptional({ type: String, description: 'Requires database' })
   @Allow() collection?: unknown;
 
   @ApiPropertyOptional({ description: 'Up to 20 string entries; keys up to 64, values up to 512 characters', type: 'object', additionalProperties: { type: 'string' } })
   @Allow() metadata?: unknown;
 
-  @ApiPropertyOptional({ deprecated: true, description: 'Deprecated alias of database' })
+  @ApiPropertyOptional({ type: String, deprecated: true, description: 'Deprecated alias of database' })
   @Allow() tenant_id?: unknown;
 
-  @ApiPropertyOptional({ deprecated: true, description: 'Deprecated alias of collection; requires database or tenant_id' })
+  @ApiPropertyOptional({ type: String, deprecated: true, description: 'Deprecated alias of collection; requires database or tenant_id' })
   @Allow() sub_tenant_id?: unknown;
 }

@@ -10,6 +10,8 @@ import { addDeprecation, contextOf } from '../../http/request-context';
 import { readScope } from '../../http/scope';
 import { QueryRequest } from './run-query.request.dto';
 import { RunQuery } from './run-query.handler';
+import { ApiEnvelopedResponse, ApiErrorResponses, ApiLegacyResponse } from '../../http/openapi';
+import { QueryResponse, RecallResponse } from './run-query.response.dto';
 
 @ApiTags('query')
 @Controller()
@@ -19,6 +21,8 @@ export class QueryController {
   @Post('query')
   @HttpCode(200)
   @ApiOperation({ summary: 'Hybrid retrieval over memories and/or knowledge; returns ranked chunks' })
+  @ApiEnvelopedResponse(QueryResponse)
+  @ApiErrorResponses(400, 401, 404, 413, 415)
   async query(@Req() req: FastifyRequest, @Body() body: QueryRequest) {
     return this.run(req, body);
   }
@@ -27,6 +31,8 @@ export class QueryController {
   @HttpCode(200)
   @LegacyResponse()
   @ApiOperation({ summary: 'Legacy: retrieve ingested content (same request as /query; searchable from graph_creation)', deprecated: true })
+  @ApiLegacyResponse(RecallResponse)
+  @ApiErrorResponses(400, 401, 404, 413, 415)
   async fullRecall(@Req() req: FastifyRequest, @Body() body: QueryRequest) {
     addDeprecation(contextOf(req), '/recall/full_recall', '/query');
     return { success: true, ...(await this.run(req, body)) };
@@ -36,6 +42,8 @@ export class QueryController {
   @HttpCode(200)
   @LegacyResponse()
   @ApiOperation({ summary: 'Legacy: retrieve the inferred preferences and traits (memories ingested with infer: true; searchable from graph_creation)', deprecated: true })
+  @ApiLegacyResponse(RecallResponse)
+  @ApiErrorResponses(400, 401, 404, 413, 415)
   async recallPreferences(@Req() req: FastifyRequest, @Body() body: QueryRequest) {
     addDeprecation(contextOf(req), '/recall/recall_preferences', '/query');
     const filters: Record<string, unknown> = { ...(body.metadata_filters ?? {}) };

@@ -16,9 +16,9 @@ export class QueryRequest {
   @ApiPropertyOptional({ enum: ['fast', 'thinking'], default: 'fast' }) @IsOptional() @IsIn(['fast', 'thinking']) mode?: 'fast' | 'thinking';
   @ApiPropertyOptional() @IsOptional() @IsBoolean() query_forceful_relations?: boolean;
   @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() query_apps?: boolean;
-  @ApiPropertyOptional({ description: 'Schema attributes (field: value or [values]) and additional_metadata {field: value}' }) @IsOptional() @IsObject() metadata_filters?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Schema attributes (field: value or [values]) and additional_metadata {field: value}' }) @IsOptional() @IsObject() metadata_filters?: Record<string, unknown>;
   @ApiPropertyOptional({ type: [String], description: 'Principals the query runs on behalf of (omitted or ["*"]: no filtering)' }) @IsOptional() @IsArray() acl?: unknown[];
-  @ApiPropertyOptional({ default: MAX_RESULTS_DEFAULT, minimum: 1, maximum: MAX_RESULTS_LIMIT }) @IsOptional() @IsInt() @Min(1) @Max(MAX_RESULTS_LIMIT) max_results?: number;
+  @ApiPropertyOptional({ type: 'integer', default: MAX_RESULTS_DEFAULT, minimum: 1, maximum: MAX_RESULTS_LIMIT }) @IsOptional() @IsInt() @Min(1) @Max(MAX_RESULTS_LIMIT) max_results?: number;
   @ApiPropertyOptional({ description: 'Keyword/vector balance: 0 keyword only ... 1 vector only, or "auto"', oneOf: [{ type: 'number' }, { type: 'string', enum: ['auto'] }] })
   @IsOptional()
   alpha?: number | 'auto';

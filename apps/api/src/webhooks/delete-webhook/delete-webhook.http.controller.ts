@@ -5,6 +5,8 @@ import type { FastifyRequest } from 'fastify';
 import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { DeleteWebhook } from './delete-webhook.handler';
+import { ApiDirectResponse, ApiErrorResponses } from '../../http/openapi';
+import { DeleteWebhookResponse } from './delete-webhook.response.dto';
 
 @ApiTags('webhooks')
 @Controller()
@@ -15,6 +17,8 @@ export class DeleteWebhookController {
   @HttpCode(200)
   @DirectResponse()
   @ApiOperation({ summary: 'Delete the registration and its signing secret' })
+  @ApiDirectResponse(DeleteWebhookResponse)
+  @ApiErrorResponses(400, 401, [403, 'FORBIDDEN: a key limited to listed databases cannot change the webhook'])
   async remove(@Req() req: FastifyRequest) {
     return this.commands.execute(new DeleteWebhook(callerOf(req)));
   }

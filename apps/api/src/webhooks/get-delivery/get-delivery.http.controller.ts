@@ -5,6 +5,8 @@ import type { FastifyRequest } from 'fastify';
 import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { GetDelivery } from './get-delivery.handler';
+import { ApiDirectResponse, ApiErrorResponses } from '../../http/openapi';
+import { DeliveryRecord } from '../delivery.response.dto';
 
 @ApiTags('webhooks')
 @Controller()
@@ -14,6 +16,8 @@ export class GetDeliveryController {
   @Get('webhooks/indexing/deliveries/:delivery_id')
   @DirectResponse()
   @ApiOperation({ summary: 'One delivery record (path parameter percent-encoded)' })
+  @ApiDirectResponse(DeliveryRecord)
+  @ApiErrorResponses(400, 401, [404, 'DELIVERY_NOT_FOUND'])
   async get(@Req() req: FastifyRequest, @Param('delivery_id') deliveryId: string) {
     return this.queries.execute(new GetDelivery(callerOf(req), deliveryId));
   }

@@ -6,6 +6,8 @@ import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { ListDeliveries } from './list-deliveries.handler';
 import { parseListQuery } from './list-deliveries.request';
+import { ApiDirectResponse, ApiErrorResponses } from '../../http/openapi';
+import { DeliveryPageResponse } from './list-deliveries.response.dto';
 
 @ApiTags('webhooks')
 @Controller()
@@ -18,6 +20,8 @@ export class ListDeliveriesController {
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } })
   @ApiQuery({ name: 'status', required: false, enum: ['pending', 'sweeping', 'delivered', 'failed', 'permanently_failed'] })
   @ApiQuery({ name: 'cursor', required: false, description: 'next_cursor of the previous page' })
+  @ApiDirectResponse(DeliveryPageResponse)
+  @ApiErrorResponses(400, 401)
   async list(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>) {
     return this.queries.execute(new ListDeliveries(callerOf(req), parseListQuery(query ?? {})));
   }

@@ -6,6 +6,8 @@ import { callerOf } from '../../http/command-context';
 import { DirectResponse } from '../../http/envelope.interceptor';
 import { RegisterWebhookRequest } from './register-webhook.request.dto';
 import { RegisterWebhook } from './register-webhook.handler';
+import { ApiDirectResponse, ApiErrorResponses } from '../../http/openapi';
+import { RegisterWebhookResponse } from './register-webhook.response.dto';
 
 @ApiTags('webhooks')
 @Controller()
@@ -16,6 +18,8 @@ export class RegisterWebhookController {
   @HttpCode(200)
   @DirectResponse()
   @ApiOperation({ summary: "Register (or replace) the organization's indexing webhook; returned directly, not in the envelope" })
+  @ApiDirectResponse(RegisterWebhookResponse)
+  @ApiErrorResponses([400, 'INVALID_INPUT, WEBHOOK_URL_INVALID, WEBHOOK_URL_BLOCKED, UNSUPPORTED_API_VERSION'], 401, [403, 'FORBIDDEN: a key limited to listed databases cannot change the webhook'], 413, 415, [422, 'SIGNING_SECRET_CONFLICT: generate_signing_secret together with signing_secret'])
   async register(@Req() req: FastifyRequest, @Body() body?: RegisterWebhookRequest) {
     return this.commands.execute(new RegisterWebhook(callerOf(req), body ?? {}));
   }

@@ -6,15 +6,15 @@ import { Allow } from 'class-validator';
  * length, 422 on both secret options) so each failure keeps its own message and code.
  */
 export class RegisterWebhookRequest {
-  @ApiProperty({ description: 'Public HTTPS URL (private, loopback, link-local and reserved addresses are refused)', example: 'https://example.com/hooks/indexing' })
+  @ApiProperty({ type: String, description: 'Public HTTPS URL (private, loopback, link-local and reserved addresses are refused)', example: 'https://example.com/hooks/indexing' })
   @Allow() url?: unknown;
 
   @ApiPropertyOptional({ type: [String], description: 'Default: every event type (indexing.status_changed)', example: ['indexing.status_changed'] })
   @Allow() event_types?: unknown;
 
-  @ApiPropertyOptional({ minLength: 16, description: 'HMAC signing secret (at least 16 characters). Omitted on edit: the existing secret is kept.' })
+  @ApiPropertyOptional({ type: String, minLength: 16, description: 'HMAC signing secret (at least 16 characters). Omitted on edit: the existing secret is kept.' })
   @Allow() signing_secret?: unknown;
 
-  @ApiPropertyOptional({ description: 'Generate a secret, returned once in this response (422 together with signing_secret)' })
+  @ApiPropertyOptional({ type: Boolean, description: 'Generate a secret, returned once in this response (422 together with signing_secret)' })
   @Allow() generate_signing_secret?: unknown;
 }

@@ -6,9 +6,9 @@ import { Allow } from 'class-validator';
  * SetSigningSecretHandler checks them so each failure keeps its own message and code.
  */
 export class SetSigningSecretRequest {
-  @ApiPropertyOptional({ minLength: 16, description: 'Supply a secret; omit the body to generate one (returned once)' })
+  @ApiPropertyOptional({ type: String, minLength: 16, description: 'Supply a secret; omit the body to generate one (returned once)' })
   @Allow() signing_secret?: unknown;
 
-  @ApiPropertyOptional({ description: 'Generate a secret (the default without a body)' })
+  @ApiPropertyOptional({ type: Boolean, description: 'Generate a secret (the default without a body)' })
   @Allow() generate_signing_secret?: unknown;
 }
