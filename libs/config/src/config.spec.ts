@@ -38,6 +38,7 @@ describe('configuration', () => {
       pipeline: { ...PIPELINE_DEFAULTS, leaseMs: 60_000, maxAttempts: 3, pollMs: 200, chunkTokens: 512 },
       feedback: { rateLimit: 100, rateWindowSeconds: 60 },
       webhooks: { allowLoopback: false, timeoutMs: 10_000, retryScheduleMs: parseRetrySchedule(DEFAULT_WEBHOOK_RETRY_SCHEDULE), retryJitter: 0.2, leaseMs: 60_000, pollMs: 1000, concurrency: 4 },
+      connectors: { allowPrivateNetworks: false },
     });
     for (const unset of [c.eventstoreUrl, c.elasticsearchUrl, c.bootstrapApiKey, c.presignedUrls.key, c.presignedUrls.publicUrl, c.webhooks.secretKey, c.llm.baseUrl, c.embeddings.provider, c.embeddings.dimensions]) {
       expect(unset).toBeUndefined();
@@ -57,6 +58,7 @@ describe('configuration', () => {
       PRESIGNED_URL_KEY: KEY, PUBLIC_URL: 'https://crs.example.com//', WEBHOOK_SECRET_KEY: Buffer.alloc(32, 1).toString('base64'),
       WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_TIMEOUT_MS: '100', WEBHOOK_RETRY_SCHEDULE: '1s,2m', WEBHOOK_RETRY_JITTER: '0',
       WEBHOOK_LEASE_MS: '200', WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '1',
+      CONNECTOR_SECRET_KEY: Buffer.alloc(32, 2).toString('base64'), CONNECTOR_ALLOW_PRIVATE_NETWORKS: 'true',
     });
     expect(c).toMatchObject({
       port: 9000, host: '0.0.0.0', dataDir: '/tmp/crs', databaseUrl: 'postgres://db/crs', postgresStatStatements: true,
@@ -69,6 +71,7 @@ describe('configuration', () => {
       feedback: { rateLimit: 10, rateWindowSeconds: 1 },
       presignedUrls: { key: KEY, publicUrl: 'https://crs.example.com' },
       webhooks: { allowLoopback: true, timeoutMs: 100, retryScheduleMs: [1000, 120_000], retryJitter: 0, leaseMs: 200, pollMs: 20, concurrency: 1 },
+      connectors: { secretKey: Buffer.alloc(32, 2).toString('base64'), allowPrivateNetworks: true },
     });
   });
 
@@ -120,7 +123,7 @@ describe('configuration', () => {
     it('an unknown value of a setting with a fixed set of values', () => {
       expect(refusal({ EMBEDDINGS_PROVIDER: 'bert' })).toBe('EMBEDDINGS_PROVIDER must be one of glove, use, openai (got "bert")');
       expect(refusal({ LOG_LEVEL: 'verbose' })).toBe('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")');
-      for (const name of ['WORKER', 'WEBHOOK_ALLOW_LOOPBACK', 'POSTGRES_STAT_STATEMENTS']) {
+      for (const name of ['WORKER', 'WEBHOOK_ALLOW_LOOPBACK', 'CONNECTOR_ALLOW_PRIVATE_NETWORKS', 'POSTGRES_STAT_STATEMENTS']) {
         for (const bad of ['yes', '1', 'False']) expect(refusal({ [name]: bad })).toBe(`${name} must be true or false (got "${bad}")`);
       }
     });

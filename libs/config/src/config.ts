@@ -83,6 +83,13 @@ export interface AppConfig {
     pollMs: number;
     concurrency: number;
   };
+  /** Connectors (docs/connectors.md). */
+  connectors: {
+    /** AES-256-GCM key for connector credentials at rest (64 hex or base64 of 32 bytes); default: a key file under DATA_DIR. */
+    secretKey?: string;
+    /** Development and tests only: let connectors reach loopback and private addresses. Off by default (no SSRF). */
+    allowPrivateNetworks: boolean;
+  };
 }
 
 export const API_VERSION = '2.0.1';
@@ -160,6 +167,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl?: string): App
       leaseMs: read.wholeNumber('WEBHOOK_LEASE_MS', 60_000, { min: 1 }),
       pollMs: read.wholeNumber('WEBHOOK_POLL_MS', 1000, { min: 1 }),
       concurrency: read.wholeNumber('WEBHOOK_CONCURRENCY', 4, { min: 1 }),
+    },
+    connectors: {
+      secretKey: read.secret('CONNECTOR_SECRET_KEY', KEY_FORMAT, isKey),
+      allowPrivateNetworks: read.flag('CONNECTOR_ALLOW_PRIVATE_NETWORKS', false),
     },
   };
 }

@@ -21,6 +21,10 @@ import { DerivedMemoryCleaner } from '@crs/processors/derived-memory-cleaner.pro
 import { QueryRetention } from '@crs/processors/query-retention';
 import { blobRefsProjection } from '@crs/projections/blob-refs/blob-refs.projection';
 import { connectorsProjection } from '@crs/projections/connectors/connectors.projection';
+import { ConnectorCredentialVault, CONNECTOR_KEY_FILE_NAME } from '@crs/connectors/credential-vault';
+import { ProviderRegistry } from '@crs/connectors/provider-registry';
+import { PostgresProvider } from '@crs/connectors/providers/postgres/postgres.provider';
+import { SyncRequests } from '@crs/connectors/sync-requests';
 import { databasesProjection } from '@crs/projections/databases/databases.projection';
 import { feedbackProjection } from '@crs/projections/feedback/feedback.projection';
 import { graphProjection, GRAPH_TABLES } from '@crs/projections/graph/graph.projection';
@@ -127,6 +131,11 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     const pipeline = new IndexingPipeline(ds, store, blobs, embedder, inference, runner, log, config.pipeline);
     resources.add(feedbackStreams(ds));
     const webhooks = await openWebhookRuntime({ ds, store, runner, config, log, resources });
+    const connectorCredentials = new ConnectorCredentialVault(ds, config.connectors.secretKey, join(config.dataDir, CONNECTOR_KEY_FILE_NAME));
+    await connectorCredentials.init();
+    const syncRequests = new SyncRequests(ds);
+    await syncRequests.init();
+    const providers = new ProviderRegistry([new PostgresProvider({ ownDatabases: [config.databaseUrl] })]);
     if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
     const queryRetention = new QueryRetention(ds, store, log, { retentionMs: config.queryRetentionMs, everyMs: 10 * 60_000 });
     return new Platform(
@@ -151,6 +160,9 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
         [tokens.WEBHOOK_DISPATCHER, webhooks.dispatcher],
         [tokens.QUERY_RETENTION, queryRetention],
         [tokens.QUERY_STEP_CLOCK, new StepClock()],
+        [tokens.CONNECTOR_PROVIDERS, providers],
+        [tokens.CONNECTOR_CREDENTIALS, connectorCredentials],
+        [tokens.CONNECTOR_SYNC_REQUESTS, syncRequests],
       ]),
     );
   } finally {

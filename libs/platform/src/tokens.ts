@@ -13,6 +13,9 @@ import type { RateLimiter } from '@crs/persistence/rate-limiter';
 import type { QueryRetention } from '@crs/processors/query-retention';
 import type { SearchCatalog } from '@crs/projections/search-index/search-catalog';
 import type { SearchIndex } from '@crs/search/search-index.port';
+import type { ConnectorCredentialVault } from '@crs/connectors/credential-vault';
+import type { ProviderRegistry } from '@crs/connectors/provider-registry';
+import type { SyncRequests } from '@crs/connectors/sync-requests';
 import type { SigningSecretVault } from '@crs/webhooks/signing-secret-vault';
 import type { WebhookDispatcher } from '@crs/webhooks/webhook-dispatcher';
 import type { WebhookSender } from '@crs/webhooks/webhook-sender';
@@ -58,3 +61,9 @@ export const WEBHOOK_DISPATCHER = token<WebhookDispatcher>('crs:webhook-dispatch
 export const QUERY_RETENTION = token<QueryRetention>('crs:query-retention');
 /** Where /query time goes, per step (exposed on /metrics as crs_query_step_*; docs/retrieval.md). */
 export const QUERY_STEP_CLOCK = token<StepClock>('crs:query-step-clock');
+/** The connector providers this service can connect, by id (docs/connectors.md). */
+export const CONNECTOR_PROVIDERS = token<ProviderRegistry>('crs:connector-providers');
+/** Connector credentials, sealed at rest. */
+export const CONNECTOR_CREDENTIALS = token<ConnectorCredentialVault>('crs:connector-credentials');
+/** "Sync now" requests, taken by the connector scheduler. */
+export const CONNECTOR_SYNC_REQUESTS = token<SyncRequests>('crs:connector-sync-requests');
