@@ -1,3 +1,4 @@
+import type { PermissionCapture } from '../connectors/access-precedence';
 import type { MetadataValue } from './item-input';
 
 /**
@@ -43,7 +44,26 @@ export interface ItemIngested {
     appKind?: string | null;
     appProvider?: string | null;
     sourceType: string;
+    /**
+     * Set on a document a connector synced: where it comes from, and the per-document permission the provider
+     * captured. Its access is decided on every query from this permission, the resource's provider verdict and the
+     * resource's API rule (ACL rule 12, `effectiveAccess`), so a change of the resource's rule applies to it without
+     * a re-sync; `acl` is absent on such an item.
+     */
+    connector?: SyncedItemSource;
   };
+}
+
+/** The connector, resource and external document an item was synced from. */
+export interface SyncedItemSource {
+  connectorId: string;
+  resourceId: string;
+  /** the document's id at the provider (the item id is derived from it, the account scope and the resource) */
+  externalId: string;
+  /** the provider's `contentHash` of the document when it was synced */
+  contentHash: string;
+  /** the per-document permission the provider captured; absent when it captures none */
+  permission?: PermissionCapture;
 }
 
 export interface StatusAdvanced {
