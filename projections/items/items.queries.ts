@@ -41,6 +41,11 @@ export interface ItemRow {
   updated_at: Date;
   searchable_at: Date | null;
   completed_at: Date | null;
+  /** set on a document a connector synced (ItemIngested.connector) */
+  connector_id: string | null;
+  resource_id: string | null;
+  /** the provider's per-document permission (a PermissionCapture), when it captures one */
+  provider_permission: unknown;
 }
 
 /** A row of rm_item_queue: an item waiting for a pipeline stage (`index`: queued or processing; `graph`: graph_creation). */
