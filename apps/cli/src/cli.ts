@@ -2,6 +2,10 @@ import { Command, CommanderError } from 'commander';
 import { CliContext, type CliIo } from './cli-context';
 import { auditAcl } from './commands/audit-acl.command';
 import { auditVisible } from './commands/audit-visible.command';
+import { connectorsList } from './commands/connectors-list.command';
+import { connectorsLog } from './commands/connectors-log.command';
+import { connectorsStatus } from './commands/connectors-status.command';
+import { connectorsSync } from './commands/connectors-sync.command';
 import { databasesReembed } from './commands/databases-reembed.command';
 import { eventsRead } from './commands/events-read.command';
 import { feedbackExport } from './commands/feedback-export.command';
@@ -20,7 +24,7 @@ import { projectionsVerify } from './commands/projections-verify.command';
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const cli = new CliContext(io);
   const program = new Command('crs')
-    .description('Context Retrieval Service: keys, event log, projections')
+    .description('Context Retrieval Service: keys, event log, projections, connectors')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 
@@ -41,6 +45,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   databasesReembed(program.command('databases').description('database operations'), cli);
 
   eventsRead(program.command('events').description('the event log'), cli);
+
+  const connectors = program.command('connectors').description('connectors and their syncs (docs/connectors.md)');
+  connectorsList(connectors, cli);
+  connectorsStatus(connectors, cli);
+  connectorsSync(connectors, cli);
+  connectorsLog(connectors, cli);
 
   const feedback = program.command('feedback').description('feedback submitted through POST /feedback (docs/feedback.md)');
   feedbackExport(feedback, cli);

@@ -1,8 +1,9 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import { DATA_SOURCE, EVENT_STORE } from '@crs/platform';
 import type { CliContext } from '../cli-context';
 import { findDatabase } from '../database-argument';
+import { wholeNumber } from '../whole-number';
 
 /** `crs events read [--stream s] [--from n] [--database d] [--limit n]`: events as NDJSON, oldest first. */
 export function eventsRead(events: Command, cli: CliContext): void {
@@ -42,12 +43,4 @@ export function eventsRead(events: Command, cli: CliContext): void {
         after = page[page.length - 1].position;
       }
     });
-}
-
-/** An option value that must be a whole number (0, 1, 2, ...): anything else stops the command with a clear error. */
-function wholeNumber(option: string) {
-  return (value: string): string => {
-    if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`${option} must be a whole number (0, 1, 2, ...), not '${value}'`);
-    return value.trim();
-  };
 }

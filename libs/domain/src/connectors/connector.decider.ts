@@ -1,6 +1,7 @@
+import { isEventOf, type DomainEvent } from '../domain-event';
 import { conflict, notFound } from '../errors';
 import { checkRequired, checkSyncInterval, DEFAULT_SYNC_INTERVAL_SECONDS, storedInstructions } from './connector-settings';
-import { type ContentPolicy, type ConnectorStreamEvent, DEFAULT_CONTENT_POLICY } from './connector.events';
+import { CONNECTOR_STREAM_EVENT_TYPES, type ContentPolicy, type ConnectorStreamEvent, DEFAULT_CONTENT_POLICY } from './connector.events';
 
 /**
  * One connector's settings and lifecycle (stream `connector-<connectorId>`).
@@ -31,7 +32,12 @@ export interface ConnectorState {
 
 export const initialConnector = (): ConnectorState => ({ phase: 'absent', settings: null, paused: false, contentPolicy: null });
 
-export function evolveConnector(state: ConnectorState, event: ConnectorStreamEvent): ConnectorState {
+/** Folds any event of the log: the events of other streams leave the state as it is. */
+export function evolveConnector(state: ConnectorState, event: DomainEvent): ConnectorState {
+  return isEventOf(event, CONNECTOR_STREAM_EVENT_TYPES) ? evolveConnectorEvent(state, event) : state;
+}
+
+function evolveConnectorEvent(state: ConnectorState, event: ConnectorStreamEvent): ConnectorState {
   switch (event.type) {
     case 'ConnectorCreated': {
       const { connectorId: _id, ...settings } = event.data;

@@ -1,3 +1,4 @@
+import { isEventOf, type DomainEvent } from '../domain-event';
 import { normalizeDocumentAcl, PRIVATE } from '../acl';
 import { conflict, invalid, notFound } from '../errors';
 import type { PermissionCapture } from './access-precedence';
@@ -14,6 +15,7 @@ import {
   type SyncDeferralReason,
   type SyncFailureKind,
   type SyncTrigger,
+  RESOURCE_EVENT_TYPES,
 } from './connector.events';
 
 /**
@@ -105,7 +107,12 @@ function capture(previous: PermissionCapture | null, verdict: PermissionVerdict)
   }
 }
 
-export function evolveResource(state: ResourceState, event: ResourceEvent): ResourceState {
+/** Folds any event of the log: the events of other streams leave the state as it is. */
+export function evolveResource(state: ResourceState, event: DomainEvent): ResourceState {
+  return isEventOf(event, RESOURCE_EVENT_TYPES) ? evolveResourceEvent(state, event) : state;
+}
+
+function evolveResourceEvent(state: ResourceState, event: ResourceEvent): ResourceState {
   switch (event.type) {
     case 'ResourceConfigured': {
       const { generation, settings } = event.data;
