@@ -40,7 +40,7 @@ export class GraphExtraction {
     const started = process.hrtime.bigint();
     await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
       try {
-        const graph = extractGraph({ chunks: w.chunks!, appProvider: w.item.app_provider, appKind: w.item.app_kind });
+        const graph = extractGraph({ chunks: w.chunks!, appProvider: w.item.app_provider, appKind: w.item.app_kind, instructions: w.item.custom_instructions });
         const graphSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(graph));
         const { item } = w;
         decisions.push({

@@ -1,4 +1,4 @@
-import { entityKey, extractEntities, extractGraph } from './extract-graph';
+import { entityKey, entityTypesFromInstructions, extractEntities, extractGraph } from './extract-graph';
 
 describe('graph extraction', () => {
   it('finds people, places, organizations, dates and emails, with normalized keys', () => {
@@ -28,5 +28,21 @@ describe('graph extraction', () => {
   it('is deterministic', () => {
     const input = { chunks: [{ index: 0, text: 'Ada Lovelace worked with Charles Babbage in London in 1843.' }] };
     expect(extractGraph(input)).toEqual(extractGraph(input));
+  });
+  it('keeps only the entity types custom instructions name, and every type when they name none', () => {
+    const text = 'Microsoft hired John Smith in Boston on May 7, 2023.';
+    const types = (instructions?: string) => [...new Set(extractGraph({ chunks: [{ index: 0, text }], instructions }).entities.map((e) => e.type))].sort();
+    expect(types()).toEqual(expect.arrayContaining(['organization', 'person', 'place']));
+    expect(types('Only extract people and companies.')).toEqual(['organization', 'person']);
+    expect(types('Focus on places')).toEqual(['place']);
+    expect(types('Summarise tersely.')).toEqual(types());
+    const onlyPeople = extractGraph({ chunks: [{ index: 0, text }], instructions: 'people only' });
+    expect(onlyPeople.mentions.every((m) => onlyPeople.entities.some((e) => e.key === m.key))).toBe(true);
+    expect(onlyPeople.relations.every((r) => r.source === 'john smith' || r.target === 'john smith')).toBe(true);
+    expect([...entityTypesFromInstructions('emails and dates')].sort()).toEqual(['date', 'email']);
+  });
+  it("keeps an app item's provider entity whatever the instructions name", () => {
+    const g = extractGraph({ chunks: [{ index: 0, text: 'Ada Lovelace wrote the notes.' }], appProvider: 'slack', appKind: 'message', instructions: 'people only' });
+    expect(g.entities.map((e) => e.key)).toEqual(expect.arrayContaining(['slack', 'ada lovelace']));
   });
 });

@@ -167,6 +167,28 @@ export interface ExtractionInput {
   speaker?: string | null;
   appProvider?: string | null;
   appKind?: string | null;
+  /**
+   * The item's custom instructions (a connector's effective instructions, an ingest's `custom_instructions`). This
+   * extractor reads the entity types they name ("people", "organizations", "places", "dates", "emails", "concepts" or
+   * "topics") and keeps only those; instructions that name none keep every type. The app provider's own entity,
+   * the structure of an app item, is kept either way.
+   */
+  instructions?: string | null;
+}
+
+const TYPE_WORDS: readonly [EntityType, RegExp][] = [
+  ['person', /\b(?:person|persons|people)\b/i],
+  ['place', /\b(?:places?|locations?)\b/i],
+  ['organization', /\b(?:organi[sz]ations?|compan(?:y|ies))\b/i],
+  ['date', /\bdates?\b/i],
+  ['email', /\be-?mails?\b/i],
+  ['concept', /\b(?:concepts?|topics?)\b/i],
+];
+
+/** The entity types instructions name; all of them when they name none. */
+export function entityTypesFromInstructions(instructions?: string | null): Set<EntityType> {
+  const named = instructions ? TYPE_WORDS.filter(([, re]) => re.test(instructions)).map(([t]) => t) : [];
+  return new Set(named.length ? named : TYPE_WORDS.map(([t]) => t));
 }
 
 const SPEAKER = /^\s*([\p{Lu}][\p{L}'-]*(?:\s[\p{Lu}][\p{L}'-]*)?) said,/u;
@@ -208,5 +230,12 @@ export function extractGraph(input: ExtractionInput): ExtractedGraph {
       }
     }
   }
-  return { entities: [...entities.values()].sort((a, b) => (a.key < b.key ? -1 : 1)), mentions, relations };
+  const wanted = entityTypesFromInstructions(input.instructions);
+  const providerKey = input.appProvider ? entityKey(input.appProvider) : null;
+  const kept = new Set([...entities.values()].filter((e) => wanted.has(e.type) || e.key === providerKey).map((e) => e.key));
+  return {
+    entities: [...entities.values()].filter((e) => kept.has(e.key)).sort((a, b) => (a.key < b.key ? -1 : 1)),
+    mentions: mentions.filter((m) => kept.has(m.key)),
+    relations: relations.filter((r) => kept.has(r.source) && kept.has(r.target)),
+  };
 }
