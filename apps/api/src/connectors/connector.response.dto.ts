@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 
 const STATUSES = ['healthy', 'degraded', 'error', 'unauthorized'];
 const LIFECYCLES = ['configuring', 'initial_sync', 'active', 'paused', 'deleting'];
@@ -43,7 +43,11 @@ export class LastSyncResponse {
   @ApiPropertyOptional({ description: 'failed: what went wrong' }) message?: string;
 }
 
+/** `LastSyncResponse` or null (a `$ref` cannot itself be nullable in OpenAPI 3.0). */
+export const NULLABLE_LAST_SYNC = { oneOf: [{ $ref: getSchemaPath(LastSyncResponse) }, { type: 'object', nullable: true, enum: [null], description: 'null: no sync has ended yet' }] } as const;
+
 /** A resource: its settings, status and lifecycle. */
+@ApiExtraModels(LastSyncResponse)
 export class ResourceResponse {
   @ApiProperty() resource_id!: string;
   @ApiProperty() resource_type!: string;
@@ -62,7 +66,7 @@ export class ResourceResponse {
   @ApiProperty({ type: String, nullable: true }) status_reason!: string | null;
   @ApiProperty({ enum: ['initial_sync', 'active', 'paused'] }) lifecycle!: string;
   @ApiProperty({ description: 'A sync of it is running' }) syncing!: boolean;
-  @ApiProperty({ type: LastSyncResponse, nullable: true }) last_sync!: LastSyncResponse | null;
+  @ApiProperty(NULLABLE_LAST_SYNC as any) last_sync!: LastSyncResponse | null;
 }
 
 /** A connector id and its resources. */

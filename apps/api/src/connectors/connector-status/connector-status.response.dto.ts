@@ -1,6 +1,7 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { LastSyncResponse } from '../connector.response.dto';
+import { ApiExtraModels, ApiProperty } from '@nestjs/swagger';
+import { LastSyncResponse, NULLABLE_LAST_SYNC } from '../connector.response.dto';
 
+@ApiExtraModels(LastSyncResponse)
 export class ResourceStatusResponse {
   @ApiProperty() resource_id!: string;
   @ApiProperty() name!: string;
@@ -8,7 +9,7 @@ export class ResourceStatusResponse {
   @ApiProperty({ type: String, nullable: true }) status_reason!: string | null;
   @ApiProperty({ enum: ['initial_sync', 'active', 'paused'] }) lifecycle!: string;
   @ApiProperty() syncing!: boolean;
-  @ApiProperty({ type: LastSyncResponse, nullable: true }) last_sync!: LastSyncResponse | null;
+  @ApiProperty(NULLABLE_LAST_SYNC as any) last_sync!: LastSyncResponse | null;
 }
 
 /** GET /connectors/{id}/status. */
