@@ -2,7 +2,7 @@
  * The layering (docs/architecture.md, "Layers"), checked by `npm run check:layers`, which `npm test` runs first.
  *
  *   libs/domain                 pure: imports only itself (and node:crypto's hashing)
- *   port libs                   libs/{config,eventstore,persistence,search,embeddings,ingestion,connectors}: ports,
+ *   port libs                   libs/{config,eventstore,persistence,search,embeddings,ingestion,connectors,network}: ports,
  *                               adapters, configuration; never a read model, a runtime lib or an app
  *   projections/                read models, their queries, the search-index projection; never a runtime lib or an app
  *   runtime libs                libs/{indexing,webhooks,processors,platform}: what runs on the read models, and the
@@ -12,7 +12,7 @@
  * Tests (*.spec.ts, *.e2e.ts, *.int.ts, test/, bench/) are not checked: they reach across layers to set up what they
  * test (decider specs use test/support, the projection runner's spec runs a real projection, e2e tests drive apps).
  */
-const PORT_LIBS = '^libs/(config|eventstore|persistence|search|embeddings|ingestion|connectors)/';
+const PORT_LIBS = '^libs/(config|eventstore|persistence|search|embeddings|ingestion|connectors|network)/';
 const RUNTIME_LIBS = '^libs/(indexing|webhooks|processors|platform)/';
 
 module.exports = {

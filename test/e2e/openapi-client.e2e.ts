@@ -3,13 +3,26 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ts from 'typescript';
+import { Client } from 'pg';
+import { configFromEnv } from '@crs/config';
 import { ingestMemories, waitForStatus } from '../support/ingest';
+import { createTestDatabase } from '../support/test-database';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const ROOT = join(__dirname, '..', '..');
 
 /** Operations that take no body at all; every other POST, PATCH and DELETE must document its body. */
-const BODILESS = ['DELETE /webhooks/indexing', 'DELETE /webhooks/indexing/signing-secret', 'POST /webhooks/indexing/test', 'POST /webhooks/indexing/deliveries/{delivery_id}/retry'];
+const BODILESS = [
+  'DELETE /webhooks/indexing',
+  'DELETE /webhooks/indexing/signing-secret',
+  'POST /webhooks/indexing/test',
+  'POST /webhooks/indexing/deliveries/{delivery_id}/retry',
+  'POST /connectors/{id}/sync',
+  'POST /connectors/{id}/pause',
+  'POST /connectors/{id}/resume',
+  'DELETE /connectors/{id}/resources/{resource_id}',
+  'DELETE /connectors/{id}',
+];
 
 type Schema = Record<string, any>;
 type Doc = { paths: Record<string, Record<string, Schema>>; components: { schemas: Record<string, Schema> } };
@@ -109,6 +122,16 @@ declare const recall: Recall;
 export const recallChunks: string[] = recall.chunks.map((c) => c.chunk_uuid);
 export const recallRequestId: string = recall.meta.request_id;
 
+type Connector = paths['/connectors/{id}']['get']['responses']['200']['content']['application/json'];
+declare const connector: Connector;
+export const accountScope: string = connector.data.provider_account_scope;
+export const instructions: string | null = connector.data.custom_instructions;
+export const masked: '***' | undefined = connector.data.credentials['connection_string'];
+type Resources = paths['/connectors/{id}/resources']['get']['responses']['200']['content']['application/json'];
+declare const listed: Resources;
+export const ownInstructions: string | undefined = listed.data.resources[0].custom_instructions;
+export const lastOutcome: string | undefined = listed.data.resources[0].last_sync?.outcome;
+
 export const statuses: components['schemas']['ContextStatusEntry']['indexing_status'][] = ['queued', 'completed', 'not_found'];
 
 const client = createClient<paths>({ baseUrl: 'http://localhost:8080', headers: { authorization: 'Bearer prefix.secret' } });
@@ -129,6 +152,12 @@ export async function use(): Promise<string[]> {
   for (const d of deliveries.data?.deliveries ?? []) ids.push(d.delivery_id);
   const feedback = await client.POST('/feedback', { body: { request_id: 'r', rating: 'positive', feedback: 'good' } });
   if (feedback.data) ids.push(feedback.data.data.feedback_id);
+  const created = await client.POST('/connectors', { body: { provider: 'postgres', database: 'birds', credentials: { connection_string: 'postgres://r:p@db.example.com/shop' } } });
+  if (created.data) ids.push(created.data.data.connector_id, created.data.data.account.display_name);
+  const configured = await client.POST('/connectors/{id}/configure', { params: { path: { id: 'c' } }, body: { resources: [{ resource_id: 'public.orders', resource_type: 'table', name: 'Orders' }] } });
+  if (configured.data) ids.push(configured.data.data.lifecycle);
+  // @ts-expect-error a resource needs its name
+  await client.POST('/connectors/{id}/resources', { params: { path: { id: 'c' } }, body: { resource_id: 'public.orders', resource_type: 'table' } });
   const databases = await client.GET('/databases');
   for (const d of databases.data?.data.databases ?? []) ids.push(d.embedder.model);
   return ids;
@@ -141,7 +170,8 @@ describe('the OpenAPI document', () => {
   let dir: string;
 
   beforeAll(async () => {
-    t = await startTestApp('openapi');
+    // Connectors reach a source database on the test run's own (loopback) server.
+    t = await startTestApp('openapi', { connectors: { ...configFromEnv({}, 'postgres://unused').connectors, allowPrivateNetworks: true } });
     const res = await t.app.inject({ method: 'GET', url: '/docs-json' });
     expect(res.statusCode).toBe(200);
     doc = res.json();
@@ -281,6 +311,35 @@ describe('the OpenAPI document', () => {
       await conforms('DELETE', '/context', '/context', { body: { database: 'birds', ids: ['m2', 'missing'] } }, 200);
       await conforms('POST', '/query', '/query', { body: { database: 'birds' } }, 400);
     }, 120_000);
+
+    it('for connectors and their resources', async () => {
+      const source = await createTestDatabase('openapi_source');
+      const admin = new Client({ connectionString: source });
+      await admin.connect();
+      await admin.query('CREATE TABLE public.orders (id int PRIMARY KEY, title text)');
+      await admin.end();
+      await conforms('GET', '/connectors/providers', '/connectors/providers?id=postgres', {}, 200);
+      await conforms('GET', '/connectors/providers', '/connectors/providers?id=none', {}, 404);
+      const created = await conforms('POST', '/connectors', '/connectors', { body: { provider: 'postgres', database: 'birds', credentials: { connection_string: source }, custom_instructions: 'Orders.' } }, 201);
+      const id = created.body.data.connector_id;
+      await conforms('POST', '/connectors', '/connectors', { body: { provider: 'nope', database: 'birds', credentials: {} } }, 400);
+      await conforms('GET', '/connectors/{id}/discover', `/connectors/${id}/discover`, {}, 200);
+      await conforms('POST', '/connectors/{id}/configure', `/connectors/${id}/configure`, { body: { resources: [{ resource_id: 'public.orders', resource_type: 'table', name: 'Orders', acl: ['ann@corp.io'] }] } }, 200);
+      await conforms('POST', '/connectors/{id}/configure', `/connectors/${id}/configure`, { body: { resources: [{ resource_id: 'public.orders' }] } }, 400);
+      await conforms('GET', '/connectors/{id}/status', `/connectors/${id}/status`, {}, 200);
+      await conforms('GET', '/connectors', '/connectors', {}, 200);
+      await conforms('GET', '/connectors/{id}', `/connectors/${id}`, {}, 200);
+      await conforms('GET', '/connectors/{id}/resources', `/connectors/${id}/resources`, {}, 200);
+      await conforms('POST', '/connectors/{id}/sync', `/connectors/${id}/sync`, {}, 202);
+      await conforms('POST', '/connectors/{id}/pause', `/connectors/${id}/pause`, {}, 200);
+      await conforms('POST', '/connectors/{id}/resume', `/connectors/${id}/resume`, {}, 200);
+      await conforms('PATCH', '/connectors/{id}', `/connectors/${id}`, { body: { sync_interval_seconds: 600, custom_instructions: '' } }, 200);
+      await conforms('PATCH', '/connectors/{id}/resources/{resource_id}', `/connectors/${id}/resources/public.orders`, { body: { custom_instructions: 'Net amounts.' } }, 200);
+      await conforms('POST', '/connectors/{id}/resources', `/connectors/${id}/resources`, { body: { resource_id: 'public.orders', resource_type: 'table', name: 'Orders' } }, 200);
+      await conforms('DELETE', '/connectors/{id}/resources/{resource_id}', `/connectors/${id}/resources/public.orders`, {}, 202);
+      await conforms('DELETE', '/connectors/{id}', `/connectors/${id}?content=keep`, {}, 202);
+      await conforms('GET', '/connectors/{id}', `/connectors/${id}`, {}, 404);
+    }, 60_000);
 
     it('for webhook management, health and readiness (answered directly)', async () => {
       await conforms('GET', '/webhooks/indexing', '/webhooks/indexing', {}, 200);

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { AuthError, ConfigurationError, DocumentError, ResourceGoneError, ScopeError, TransientError } from '@crs/connectors/provider-errors';
+import { AuthError, ConfigurationError, DocumentError, ResourceGoneError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
+import { ReadOnlySession } from '@crs/connectors/providers/postgres/postgres-session';
+import { targetFromCredentials } from '@crs/connectors/providers/postgres/postgres-target';
 import type { ProviderContext, ResourceConfig, SyncCursor, SyncedDocument, SyncEvent } from '@crs/connectors/provider.port';
 import { PostgresProvider, PostgresProviderOptions } from '@crs/connectors/providers/postgres/postgres.provider';
 import { reconcile } from '@crs/connectors/reconcile';
@@ -121,7 +123,7 @@ beforeAll(async () => {
   await sql(`CREATE SCHEMA hidden`);
   await sql(`GRANT USAGE ON SCHEMA app TO ${ROLE}`);
   await sql(`ALTER DEFAULT PRIVILEGES IN SCHEMA app GRANT SELECT ON TABLES TO ${ROLE}`);
-  provider = new PostgresProvider({ ownDatabases: [ownUrl], pageSize: 1000 });
+  provider = new PostgresProvider({ ownDatabases: [ownUrl], allowPrivateNetworks: true, pageSize: 1000 });
 });
 
 afterAll(async () => {
@@ -159,6 +161,22 @@ describe('database provider: credentials and discovery', () => {
     await expect(provider.validateCredentials({ credentials: { connection_string: sourceUrl } })).resolves.toBeDefined();
   });
 
+  it('without allowPrivateNetworks refuses a loopback target before connecting, and checks the address again when a session connects', async () => {
+    const guarded = new PostgresProvider({ ownDatabases: [ownUrl] });
+    for (const host of ['127.0.0.1', 'localhost']) {
+      const ctx = { credentials: { connection_string: urlFor(sourceUrl, ROLE, PASSWORD, host) } };
+      await expect(guarded.validateCredentials(ctx)).rejects.toBeInstanceOf(TargetForbiddenError);
+      await expect(guarded.discoverResources(ctx)).rejects.toBeInstanceOf(TargetForbiddenError);
+      await expect(drain(guarded.sync(ctx, table('app.anything'), null))).rejects.toBeInstanceOf(TargetForbiddenError);
+    }
+    // The connect-time check alone (a name that resolved to a public address at the first check and to loopback now).
+    const target = targetFromCredentials(readerCtx().credentials);
+    const settings = { statementTimeoutMs: 1000, connectTimeoutMs: 2000 };
+    await expect(ReadOnlySession.open(target, { ...settings, publicOnly: true })).rejects.toBeInstanceOf(TargetForbiddenError);
+    const open = await ReadOnlySession.open(target, { ...settings, publicOnly: false });
+    await open.close();
+  });
+
   it('discovers the tables and views the role may read, not system schemas nor what it may not read', async () => {
     await articles('disc_articles');
     await sql(`CREATE VIEW app.disc_titles AS SELECT id, title FROM app.disc_articles`);
@@ -178,7 +196,7 @@ describe('database provider: credentials and discovery', () => {
 describe('database provider: syncing', () => {
   it('syncs a resource configured with only resource_id, resource_type and name, in pages with a checkpoint after each', async () => {
     const id = await articles('first_sync');
-    const small = new PostgresProvider({ ownDatabases: [ownUrl], pageSize: 2 });
+    const small = new PostgresProvider({ ownDatabases: [ownUrl], allowPrivateNetworks: true, pageSize: 2 });
     const mirror = new Mirror(small, readerCtx(), table(id));
     const out = await mirror.sync();
     expect(out.upserts.map((d) => d.id)).toEqual(['1', '2', '3', '4', '5']);
@@ -303,7 +321,7 @@ describe('database provider: syncing', () => {
   it('a row larger than the document limit is a failure event and the others sync', async () => {
     const id = await articles('too_large');
     await sql(`UPDATE ${id} SET body = repeat('x', 500) WHERE id = 3`);
-    const strict = new PostgresProvider({ ownDatabases: [ownUrl], maxDocumentBytes: 200 });
+    const strict = new PostgresProvider({ ownDatabases: [ownUrl], allowPrivateNetworks: true, maxDocumentBytes: 200 });
     const out = await new Mirror(strict, readerCtx(), table(id)).sync();
     expect(out.upserts.map((d) => d.id)).toEqual(['1', '2', '4', '5']);
     expect(out.failures.map((f) => f.id)).toEqual(['3']);
@@ -434,7 +452,7 @@ describe('database provider: 100,000 rows, interruptions and failures', () => {
 
   it('a query past the statement timeout fails with a TransientError', async () => {
     await sql(`CREATE VIEW app.slow AS SELECT m.id, m.body FROM app.medium m, pg_sleep(2)`);
-    const impatient = new PostgresProvider({ ownDatabases: [ownUrl], statementTimeoutMs: 200 } satisfies PostgresProviderOptions);
+    const impatient = new PostgresProvider({ ownDatabases: [ownUrl], allowPrivateNetworks: true, statementTimeoutMs: 200 } satisfies PostgresProviderOptions);
     const view: ResourceConfig = { resourceId: 'app.slow', resourceType: 'view', name: 'slow', options: { id_columns: ['id'] } };
     await expect(drain(impatient.sync(readerCtx(), view, null))).rejects.toThrow(TransientError);
   });

@@ -12,6 +12,7 @@ import { ContextModule } from './context/context.module';
 import { QueryModule } from './query/query.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { FeedbackModule } from './feedback/feedback.module';
+import { ConnectorsModule } from './connectors/connectors.module';
 
 /**
  * The API: the platform's components (PlatformModule, by token), the CQRS buses, one module per area (each lists its
@@ -23,7 +24,7 @@ export class AppModule {
   static forPlatform(platform: Platform, metrics: Metrics): DynamicModule {
     return {
       module: AppModule,
-      imports: [CqrsModule.forRoot(), PlatformModule.forPlatform(platform), DatabasesModule, ContextModule, QueryModule, WebhooksModule, FeedbackModule],
+      imports: [CqrsModule.forRoot(), PlatformModule.forPlatform(platform), DatabasesModule, ContextModule, QueryModule, WebhooksModule, FeedbackModule, ConnectorsModule],
       controllers: [HealthController],
       providers: [
         { provide: Metrics, useValue: metrics },

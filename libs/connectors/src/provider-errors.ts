@@ -60,6 +60,14 @@ export class ConfigurationError extends ProviderError {
   readonly retryable = false;
 }
 
+/**
+ * The credentials lead somewhere a connector may not connect: a loopback, private, link-local or reserved address
+ * (the service's own network), unless the operator allowed private networks (CONNECTOR_ALLOW_PRIVATE_NETWORKS). A
+ * configuration error to the sync (nothing changes until someone changes the credentials); the API answers it as
+ * CONNECTOR_TARGET_FORBIDDEN.
+ */
+export class TargetForbiddenError extends ConfigurationError {}
+
 /** One document cannot be synced (too large, unreadable); the rest of the resource can. Carried by `failure` events. */
 export class DocumentError extends ProviderError {
   readonly kind = 'document';

@@ -135,7 +135,7 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     await connectorCredentials.init();
     const syncRequests = new SyncRequests(ds);
     await syncRequests.init();
-    const providers = new ProviderRegistry([new PostgresProvider({ ownDatabases: [config.databaseUrl] })]);
+    const providers = new ProviderRegistry([new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks })]);
     if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
     const queryRetention = new QueryRetention(ds, store, log, { retentionMs: config.queryRetentionMs, everyMs: 10 * 60_000 });
     return new Platform(

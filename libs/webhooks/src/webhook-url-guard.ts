@@ -1,6 +1,6 @@
-import { BlockList, isIP } from 'node:net';
-import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { DomainError } from '@crs/domain/errors';
+import { isPublicAddress, localNameReason, resolveWithin, systemLookup, type LookupFn } from '@crs/network/address-policy';
 
 /**
  * SSRF guard for webhook URLs: HTTPS to the public internet only. Checked at registration and again at
@@ -9,50 +9,13 @@ import { DomainError } from '@crs/domain/errors';
  * cannot redirect it. Redirects are never followed (see webhook-sender.ts).
  *
  * Numeric tricks (`http://2130706433`, `0x7f.1`, `017700000001`, `127.1`) are normalized by the WHATWG URL
- * parser, the same one Node's HTTP client uses, so the address we check is the address it would connect to.
+ * parser, the same one Node's HTTP client uses, so the address we check is the address it would connect to. Which
+ * addresses and names are public is libs/network's policy, shared with the connectors.
  */
-
-/** IPv4 ranges that are not public unicast (IANA special-purpose registry, RFC 6890 and successors). */
-const BLOCKED_V4: [string, number][] = [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local (cloud metadata lives here)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // TEST-NET-1
-  ['192.31.196.0', 24], // AS112
-  ['192.52.193.0', 24], // AMT
-  ['192.88.99.0', 24], // 6to4 relay anycast (deprecated)
-  ['192.168.0.0', 16], // private
-  ['192.175.48.0', 24], // AS112 direct delegation
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // TEST-NET-2
-  ['203.0.113.0', 24], // TEST-NET-3
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, and 255.255.255.255 broadcast
-];
-
-/**
- * IPv6: only global unicast (2000::/3) can be public. That excludes loopback, unspecified, IPv4-mapped and
- * IPv4-compatible addresses (::/8: `[::ffff:127.0.0.1]` and friends), NAT64 (64:ff9b::/96), discard (100::/64),
- * unique-local (fc00::/7), link-local (fe80::/10), site-local and multicast (ff00::/8). Inside 2000::/3 these
- * special ranges are blocked too:
- */
-const BLOCKED_V6: [string, number][] = [
-  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID, ...
-  ['2001:db8::', 32], // documentation
-  ['2002::', 16], // 6to4 (embeds an IPv4 address)
-  ['3fff::', 20], // documentation
-];
-
-/** Names that never reach the public internet (and single-label names, resolved through local search domains). */
-const LOCAL_SUFFIXES = ['.localhost', '.local', '.localdomain', '.internal', '.intranet', '.lan', '.home.arpa', '.corp', '.private'];
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-export type LookupFn = (hostname: string) => Promise<{ address: string; family: number }[]>;
+export type { LookupFn };
 
 export interface UrlGuardOptions {
   /** Development and tests only (WEBHOOK_ALLOW_LOOPBACK): allows 127.0.0.1 and ::1, and http:// to them. Off by default. */
@@ -80,17 +43,10 @@ const urlInvalid = (message: string) => new DomainError('validation', 'WEBHOOK_U
 const urlBlocked = (message: string) => new DomainError('validation', 'WEBHOOK_URL_BLOCKED', message);
 
 export class WebhookUrlGuard {
-  private readonly blocked4 = new BlockList();
-  private readonly global6 = new BlockList();
-  private readonly blocked6 = new BlockList();
   /** Resolves a name to every address (replaceable in tests to simulate hostile DNS answers). */
-  lookup: LookupFn = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+  lookup: LookupFn = systemLookup;
 
-  constructor(private readonly options: UrlGuardOptions) {
-    for (const [net, prefix] of BLOCKED_V4) this.blocked4.addSubnet(net, prefix, 'ipv4');
-    this.global6.addSubnet('2000::', 3, 'ipv6');
-    for (const [net, prefix] of BLOCKED_V6) this.blocked6.addSubnet(net, prefix, 'ipv6');
-  }
+  constructor(private readonly options: UrlGuardOptions) {}
 
   get allowLoopback(): boolean {
     return this.options.allowLoopback;
@@ -98,11 +54,8 @@ export class WebhookUrlGuard {
 
   /** Whether a connection to this IP address may be made. */
   isAddressAllowed(address: string): boolean {
-    const family = isIP(address);
-    if (family === 0) return false;
     if (this.options.allowLoopback && (address === '127.0.0.1' || address === '::1')) return true;
-    if (family === 4) return !this.blocked4.check(address, 'ipv4');
-    return this.global6.check(address, 'ipv6') && !this.blocked6.check(address, 'ipv6');
+    return isPublicAddress(address);
   }
 
   /**
@@ -118,7 +71,7 @@ export class WebhookUrlGuard {
       if (!this.isAddressAllowed(literal)) throw urlBlocked(`url must point to the public internet; ${literal} is a private, loopback, link-local or reserved address`);
       addresses = [literal];
     } else {
-      const reason = localName(url.hostname);
+      const reason = localNameReason(url.hostname);
       if (reason) throw urlBlocked(`url must point to the public internet; ${reason}`);
       addresses = (await this.resolveWithin(url.hostname, this.options.lookupTimeoutMs ?? 3000).catch(() => [])).map((a) => a.address);
       const bad = addresses.find((a) => !this.isAddressAllowed(a));
@@ -138,7 +91,7 @@ export class WebhookUrlGuard {
       if (!this.isAddressAllowed(literal)) throw new DeliveryTargetError('URL_BLOCKED', `${literal} is not a public address`);
       addresses = [literal];
     } else {
-      const reason = localName(url.hostname);
+      const reason = localNameReason(url.hostname);
       if (reason) throw new DeliveryTargetError('URL_BLOCKED', reason);
       try {
         addresses = (await this.resolveWithin(url.hostname, 5000)).map((a) => a.address);
@@ -173,16 +126,8 @@ export class WebhookUrlGuard {
     return url;
   }
 
-  private async resolveWithin(hostname: string, ms: number) {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`DNS lookup timed out after ${ms} ms`)), ms);
-    });
-    try {
-      return await Promise.race([this.lookup(hostname), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private resolveWithin(hostname: string, ms: number) {
+    return resolveWithin(this.lookup, hostname, ms);
   }
 }
 
@@ -190,11 +135,4 @@ export class WebhookUrlGuard {
 function literalAddress(url: URL): string | null {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   return isIP(host) ? host : null;
-}
-
-function localName(hostname: string): string | null {
-  const h = hostname.toLowerCase().replace(/\.$/, '');
-  if (h === 'localhost' || LOCAL_SUFFIXES.some((s) => h.endsWith(s))) return `${hostname} is a local name`;
-  if (!h.includes('.')) return `${hostname} is a single-label name (resolved through local search domains)`;
-  return null;
 }

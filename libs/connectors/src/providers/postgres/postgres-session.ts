@@ -1,5 +1,6 @@
 import { Client, QueryResultRow } from 'pg';
-import { ProviderError } from '../../provider-errors';
+import { PrivateTargetError, publicOnlySocket } from '@crs/network/public-targets';
+import { ProviderError, TargetForbiddenError } from '../../provider-errors';
 import { isConnectionLoss, toProviderError } from './postgres-errors';
 import type { PostgresTarget } from './postgres-target';
 
@@ -8,6 +9,8 @@ export interface SessionSettings {
   connectTimeoutMs: number;
   /** Pauses before each new connection after one was lost mid-sync; its length is the number of attempts. */
   reconnectDelaysMs: readonly number[];
+  /** Connect to public addresses only, checked when the socket connects (PostgresProviderOptions.allowPrivateNetworks). */
+  publicOnly: boolean;
 }
 
 /**
@@ -38,12 +41,14 @@ export class ReadOnlySession {
     private readonly target: PostgresTarget,
   ) {}
 
-  static async open(target: PostgresTarget, settings: Pick<SessionSettings, 'statementTimeoutMs' | 'connectTimeoutMs'>): Promise<ReadOnlySession> {
+  static async open(target: PostgresTarget, settings: Pick<SessionSettings, 'statementTimeoutMs' | 'connectTimeoutMs'> & { publicOnly?: boolean }): Promise<ReadOnlySession> {
     const client = new Client({
       connectionString: target.connectionString,
       connectionTimeoutMillis: settings.connectTimeoutMs,
       application_name: 'crs-connector',
       keepAlive: true,
+      // pg connects the socket it is given; this one checks the address it connects to (TLS runs over it).
+      ...(settings.publicOnly ? { stream: () => publicOnlySocket() } : {}),
     });
     // A connection that dies while idle emits 'error'; with no listener that would end the process. The next query
     // fails on its own and is mapped there.
@@ -53,6 +58,9 @@ export class ReadOnlySession {
       await client.query(sessionSql(settings.statementTimeoutMs));
     } catch (err) {
       await client.end().catch(() => undefined);
+      if (err instanceof PrivateTargetError) {
+        throw new TargetForbiddenError(`The connection to ${target.host} was refused: ${err.message}; connectors may not connect to this service's own network.`, { cause: err });
+      }
       throw toProviderError(err, target);
     }
     return new ReadOnlySession(client, target);

@@ -1,4 +1,5 @@
-import { DocumentError } from '../../provider-errors';
+import { privateTargetReason } from '@crs/network/public-targets';
+import { DocumentError, TargetForbiddenError } from '../../provider-errors';
 import type {
   AccountIdentity,
   ConnectorProvider,
@@ -50,6 +51,14 @@ export interface PostgresProviderOptions {
   maxDocumentBytes?: number;
   /** Pauses before reconnecting after a connection is lost mid-call; its length is the number of attempts. */
   reconnectDelaysMs?: readonly number[];
+  /**
+   * Whether a connection string may lead to a loopback, private, link-local or reserved address
+   * (CONNECTOR_ALLOW_PRIVATE_NETWORKS; development and tests). Off by default: such a target is refused with a
+   * TargetForbiddenError before any connection is tried, and every connection the provider opens checks the addresses
+   * it connects to again at connect time (a name may resolve elsewhere by then), so a connector cannot reach the
+   * service's own network.
+   */
+  allowPrivateNetworks?: boolean;
 }
 
 export const POSTGRES_PROVIDER: ProviderDescription = {
@@ -91,6 +100,7 @@ export class PostgresProvider implements ConnectorProvider {
       statementTimeoutMs: options.statementTimeoutMs ?? 60_000,
       connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
       reconnectDelaysMs: options.reconnectDelaysMs ?? [250, 1000],
+      publicOnly: !options.allowPrivateNetworks,
     };
     this.pageSize = options.pageSize ?? 1000;
     this.listPageSize = options.listPageSize ?? 10_000;
@@ -100,6 +110,10 @@ export class PostgresProvider implements ConnectorProvider {
 
   private async session(ctx: ProviderContext): Promise<{ target: PostgresTarget; session: ReconnectingSession }> {
     const target = targetFromCredentials(ctx.credentials);
+    if (this.settings.publicOnly) {
+      const reason = await privateTargetReason(target.host);
+      if (reason) throw new TargetForbiddenError(`The connection_string leads to ${target.host}, which is not on the public internet (${reason}); connectors may not connect to this service's own network.`);
+    }
     await refuseOwnDatabase(target, this.own);
     return { target, session: new ReconnectingSession(target, this.settings) };
   }
