@@ -40,10 +40,12 @@ export class SyncRequests {
 
   /** Removes and returns up to `limit` requests, oldest first (rows another scheduler holds are skipped). */
   async take(limit: number): Promise<SyncRequest[]> {
+    // A CTE so every driver returns plain rows (TypeORM answers DELETE ... RETURNING with [rows, count]).
     const rows = await this.sql.query(
-      `DELETE FROM connector_sync_requests WHERE (connector_id, resource_id) IN (
+      `WITH taken AS (DELETE FROM connector_sync_requests WHERE (connector_id, resource_id) IN (
          SELECT connector_id, resource_id FROM connector_sync_requests ORDER BY requested_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING connector_id, resource_id, requested_at`,
+       RETURNING connector_id, resource_id, requested_at)
+       SELECT connector_id, resource_id, requested_at FROM taken ORDER BY requested_at`,
       [limit],
     );
     return rows.map((r: { connector_id: string; resource_id: string; requested_at: Date }) => ({ connectorId: r.connector_id, resourceId: r.resource_id || null, requestedAt: r.requested_at }));
