@@ -231,7 +231,8 @@ class RunningSync {
         const captured = await provider.capturePermissions(pctx, this.resourceConfig);
         verdict = captured.status === 'off' ? { status: 'off' } : { status: 'captured', acl: captured.acl };
       } catch (err) {
-        if (err instanceof RateLimitedError || this.job.signal?.aborted) throw err;
+        // A refusal of the credentials, a rate limit or a stop ends the sync as they would anywhere else.
+        if (err instanceof RateLimitedError || (isProviderError(err) && err.kind === 'auth') || this.job.signal?.aborted) throw err;
         verdict = { status: 'failed', message: err instanceof Error ? err.message : String(err) };
       }
     }
