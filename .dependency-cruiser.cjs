@@ -5,7 +5,7 @@
  *   port libs                   libs/{config,eventstore,persistence,search,embeddings,ingestion,connectors,network}: ports,
  *                               adapters, configuration; never a read model, a runtime lib or an app
  *   projections/                read models, their queries, the search-index projection; never a runtime lib or an app
- *   runtime libs                libs/{indexing,webhooks,processors,platform}: what runs on the read models, and the
+ *   runtime libs                libs/{indexing,webhooks,processors,connector-sync,platform}: what runs on the read models, and the
  *                               composition (libs/platform); never an app
  *   apps/api, apps/worker, apps/cli: each imports libs/ and projections/, never another app
  *
@@ -13,7 +13,7 @@
  * test (decider specs use test/support, the projection runner's spec runs a real projection, e2e tests drive apps).
  */
 const PORT_LIBS = '^libs/(config|eventstore|persistence|search|embeddings|ingestion|connectors|network)/';
-const RUNTIME_LIBS = '^libs/(indexing|webhooks|processors|platform)/';
+const RUNTIME_LIBS = '^libs/(indexing|webhooks|processors|connector-sync|platform)/';
 
 module.exports = {
   forbidden: [

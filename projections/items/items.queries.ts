@@ -350,3 +350,24 @@ export function itemGrowth(sql: Sql, databaseId: string, collection?: string): P
 
 /** A collection being deleted counts no more (its rows stay until the purge has run). */
 const countsScope = (collection?: string) => `${collection ? 'AND collection = $2' : ''} AND ${inActiveCollection('rm_item_counts')}`;
+
+/** A synced document's row, as the connector sync and its processors find them. */
+export type SyncedItemRow = Pick<ItemRow, 'database_id' | 'item_key' | 'item_id' | 'collection' | 'store' | 'resource_id' | 'ingest_position'>;
+
+/**
+ * The items a connector synced (of one resource when `resourceId` is given), whatever their collection's state, in
+ * key order, `limit` at a time after `afterKey`: the documents a sync prunes, and those a connector's or resource's
+ * deletion removes. `ingestedBefore`: only the versions ingested before that log position (a resource's removal
+ * leaves alone what a later generation synced).
+ */
+export function syncedItems(
+  sql: Sql,
+  q: { connectorId: string; resourceId?: string; limit: number; afterKey?: string; ingestedBefore?: number },
+): Promise<SyncedItemRow[]> {
+  return sql.query(
+    `SELECT database_id, item_key, item_id, collection, store, resource_id, ingest_position FROM rm_items
+     WHERE connector_id = $1 AND ($2::text IS NULL OR resource_id = $2) AND item_key > $3 AND ($4::bigint IS NULL OR ingest_position < $4)
+     ORDER BY item_key LIMIT $5`,
+    [q.connectorId, q.resourceId ?? null, q.afterKey ?? '', q.ingestedBefore ?? null, q.limit],
+  );
+}

@@ -38,7 +38,7 @@ describe('configuration', () => {
       pipeline: { ...PIPELINE_DEFAULTS, leaseMs: 60_000, maxAttempts: 3, pollMs: 200, chunkTokens: 512 },
       feedback: { rateLimit: 100, rateWindowSeconds: 60 },
       webhooks: { allowLoopback: false, timeoutMs: 10_000, retryScheduleMs: parseRetrySchedule(DEFAULT_WEBHOOK_RETRY_SCHEDULE), retryJitter: 0.2, leaseMs: 60_000, pollMs: 1000, concurrency: 4 },
-      connectors: { allowPrivateNetworks: false },
+      connectors: { allowPrivateNetworks: false, leaseMs: 300_000, pollMs: 5000, syncConcurrency: 2, massDeletionThreshold: 0.5 },
     });
     for (const unset of [c.eventstoreUrl, c.elasticsearchUrl, c.bootstrapApiKey, c.presignedUrls.key, c.presignedUrls.publicUrl, c.webhooks.secretKey, c.llm.baseUrl, c.embeddings.provider, c.embeddings.dimensions]) {
       expect(unset).toBeUndefined();
@@ -59,6 +59,7 @@ describe('configuration', () => {
       WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_TIMEOUT_MS: '100', WEBHOOK_RETRY_SCHEDULE: '1s,2m', WEBHOOK_RETRY_JITTER: '0',
       WEBHOOK_LEASE_MS: '200', WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '1',
       CONNECTOR_SECRET_KEY: Buffer.alloc(32, 2).toString('base64'), CONNECTOR_ALLOW_PRIVATE_NETWORKS: 'true',
+      CONNECTOR_LEASE_MS: '2000', CONNECTOR_POLL_MS: '100', CONNECTOR_SYNC_CONCURRENCY: '3', CONNECTOR_MASS_DELETION_THRESHOLD: '0.25',
     });
     expect(c).toMatchObject({
       port: 9000, host: '0.0.0.0', dataDir: '/tmp/crs', databaseUrl: 'postgres://db/crs', postgresStatStatements: true,
@@ -71,7 +72,7 @@ describe('configuration', () => {
       feedback: { rateLimit: 10, rateWindowSeconds: 1 },
       presignedUrls: { key: KEY, publicUrl: 'https://crs.example.com' },
       webhooks: { allowLoopback: true, timeoutMs: 100, retryScheduleMs: [1000, 120_000], retryJitter: 0, leaseMs: 200, pollMs: 20, concurrency: 1 },
-      connectors: { secretKey: Buffer.alloc(32, 2).toString('base64'), allowPrivateNetworks: true },
+      connectors: { secretKey: Buffer.alloc(32, 2).toString('base64'), allowPrivateNetworks: true, leaseMs: 2000, pollMs: 100, syncConcurrency: 3, massDeletionThreshold: 0.25 },
     });
   });
 
@@ -100,7 +101,7 @@ describe('configuration', () => {
         'PORT', 'PROJECTION_WAIT_MS', 'READINESS_MAX_LAG', 'BLOB_SWEEP_GRACE_MS', 'SEARCH_VERSION_RETENTION_SECONDS', 'QUERY_RETENTION_DAYS',
         'EMBEDDINGS_DIMENSIONS', 'PIPELINE_CONCURRENCY', 'PIPELINE_BATCH_SIZE', 'PIPELINE_LEASE_MS', 'PIPELINE_MAX_ATTEMPTS', 'PIPELINE_POLL_MS',
         'CHUNK_TOKENS', 'FEEDBACK_RATE_LIMIT', 'FEEDBACK_RATE_WINDOW_SECONDS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_LEASE_MS', 'WEBHOOK_POLL_MS',
-        'WEBHOOK_CONCURRENCY', 'RETRIEVAL_POOL_MIN',
+        'WEBHOOK_CONCURRENCY', 'RETRIEVAL_POOL_MIN', 'CONNECTOR_LEASE_MS', 'CONNECTOR_POLL_MS', 'CONNECTOR_SYNC_CONCURRENCY',
       ];
       for (const name of wholeNumbers) {
         for (const bad of ['abc', '-3', '2.5']) expect(refusal({ [name]: bad })).toMatch(new RegExp(`^${name} must be a whole number .*\\(got "${bad}"\\)$`));
@@ -118,6 +119,8 @@ describe('configuration', () => {
       expect(refusal({ WEBHOOK_RETRY_JITTER: '1.5' })).toBe('WEBHOOK_RETRY_JITTER must be a number from 0 to 1 (got "1.5")');
       expect(refusal({ RETRIEVAL_POOL_FACTOR: 'x' })).toBe('RETRIEVAL_POOL_FACTOR must be a number from 1 to 20 (got "x")');
       expect(refusal({ THINKING_GRAPH_WEIGHT: '-0.1' })).toBe('THINKING_GRAPH_WEIGHT must be a number ≥ 0 (got "-0.1")');
+      expect(refusal({ CONNECTOR_MASS_DELETION_THRESHOLD: '50%' })).toBe('CONNECTOR_MASS_DELETION_THRESHOLD must be a number from 0 to 1 (got "50%")');
+      expect(refusal({ CONNECTOR_LEASE_MS: '500' })).toBe('CONNECTOR_LEASE_MS must be a whole number ≥ 1000 (got "500")');
     });
 
     it('an unknown value of a setting with a fixed set of values', () => {

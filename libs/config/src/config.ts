@@ -89,6 +89,17 @@ export interface AppConfig {
     secretKey?: string;
     /** Development and tests only: let connectors reach loopback and private addresses. Off by default (no SSRF). */
     allowPrivateNetworks: boolean;
+    /** How long a sync holds its resource before another process may take it over; each checkpoint renews it. */
+    leaseMs: number;
+    /** How often the scheduler looks for due resources when nothing wakes it. */
+    pollMs: number;
+    /** Syncs one process runs at once (at most one per connector). */
+    syncConcurrency: number;
+    /**
+     * Pruning that would delete more than this share of a resource's known documents (or all of them, an empty
+     * listing) is held until the next sync's listing confirms it.
+     */
+    massDeletionThreshold: number;
   };
 }
 
@@ -171,6 +182,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl?: string): App
     connectors: {
       secretKey: read.secret('CONNECTOR_SECRET_KEY', KEY_FORMAT, isKey),
       allowPrivateNetworks: read.flag('CONNECTOR_ALLOW_PRIVATE_NETWORKS', false),
+      leaseMs: read.wholeNumber('CONNECTOR_LEASE_MS', 300_000, { min: 1000 }),
+      pollMs: read.wholeNumber('CONNECTOR_POLL_MS', 5000, { min: 10 }),
+      syncConcurrency: read.wholeNumber('CONNECTOR_SYNC_CONCURRENCY', 2, { min: 1 }),
+      massDeletionThreshold: read.number('CONNECTOR_MASS_DELETION_THRESHOLD', 0.5, { min: 0, max: 1 }),
     },
   };
 }

@@ -40,6 +40,7 @@ export class SyncRequests {
 
   /** Removes and returns up to `limit` requests, oldest first (rows another scheduler holds are skipped). */
   async take(limit: number): Promise<SyncRequest[]> {
+    // A CTE so every driver returns plain rows (TypeORM answers DELETE ... RETURNING with [rows, count]).
     const rows = await this.sql.query(
       // As a SELECT over the deleting statement: a data source answers a bare DELETE ... RETURNING as [rows, count].
       `WITH taken AS (

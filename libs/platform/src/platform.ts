@@ -25,6 +25,10 @@ import { ConnectorCredentialVault, CONNECTOR_KEY_FILE_NAME } from '@crs/connecto
 import { ProviderRegistry } from '@crs/connectors/provider-registry';
 import { PostgresProvider } from '@crs/connectors/providers/postgres/postgres.provider';
 import { SyncRequests } from '@crs/connectors/sync-requests';
+import { ConnectorDeletionProcessor } from '@crs/connector-sync/connector-deletion.processor';
+import { ConnectorScheduler } from '@crs/connector-sync/connector-scheduler';
+import { PruneHolds } from '@crs/connector-sync/prune-holds';
+import { ResourceSync } from '@crs/connector-sync/resource-sync';
 import { databasesProjection } from '@crs/projections/databases/databases.projection';
 import { feedbackProjection } from '@crs/projections/feedback/feedback.projection';
 import { graphProjection, GRAPH_TABLES } from '@crs/projections/graph/graph.projection';
@@ -64,9 +68,11 @@ export class Platform {
     this.get(tokens.INDEXING_PIPELINE).start();
     this.get(tokens.WEBHOOK_DISPATCHER).start();
     this.get(tokens.QUERY_RETENTION).start();
+    this.get(tokens.CONNECTOR_SCHEDULER).start();
   }
 
   async close(): Promise<void> {
+    await this.get(tokens.CONNECTOR_SCHEDULER).stop();
     await this.get(tokens.QUERY_RETENTION).stop();
     await this.get(tokens.WEBHOOK_DISPATCHER).stop();
     await this.get(tokens.INDEXING_PIPELINE).stop();
@@ -136,6 +142,22 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     const syncRequests = new SyncRequests(ds);
     await syncRequests.init();
     const providers = new ProviderRegistry([new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks })]);
+    const pruneHolds = new PruneHolds(ds);
+    await pruneHolds.init();
+    subscribers.push(new ConnectorDeletionProcessor(ds, store, runner, connectorCredentials, syncRequests, pruneHolds, pipeline));
+    const connectorSync = new ResourceSync({
+      sql: ds,
+      store,
+      blobs,
+      providers,
+      credentials: connectorCredentials,
+      holds: pruneHolds,
+      pipeline,
+      log,
+      clock: () => new Date(),
+      settings: { leaseMs: config.connectors.leaseMs, massDeletionThreshold: config.connectors.massDeletionThreshold },
+    });
+    const connectorScheduler = new ConnectorScheduler(ds, syncRequests, connectorSync, log, { concurrency: config.connectors.syncConcurrency, pollMs: config.connectors.pollMs });
     if (config.bootstrapApiKey) await keys.seed('default', config.bootstrapApiKey);
     const queryRetention = new QueryRetention(ds, store, log, { retentionMs: config.queryRetentionMs, everyMs: 10 * 60_000 });
     return new Platform(
@@ -163,6 +185,8 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
         [tokens.CONNECTOR_PROVIDERS, providers],
         [tokens.CONNECTOR_CREDENTIALS, connectorCredentials],
         [tokens.CONNECTOR_SYNC_REQUESTS, syncRequests],
+        [tokens.CONNECTOR_SYNC, connectorSync],
+        [tokens.CONNECTOR_SCHEDULER, connectorScheduler],
       ]),
     );
   } finally {

@@ -16,6 +16,8 @@ import type { SearchIndex } from '@crs/search/search-index.port';
 import type { ConnectorCredentialVault } from '@crs/connectors/credential-vault';
 import type { ProviderRegistry } from '@crs/connectors/provider-registry';
 import type { SyncRequests } from '@crs/connectors/sync-requests';
+import type { ConnectorScheduler } from '@crs/connector-sync/connector-scheduler';
+import type { ResourceSync } from '@crs/connector-sync/resource-sync';
 import type { SigningSecretVault } from '@crs/webhooks/signing-secret-vault';
 import type { WebhookDispatcher } from '@crs/webhooks/webhook-dispatcher';
 import type { WebhookSender } from '@crs/webhooks/webhook-sender';
@@ -67,3 +69,7 @@ export const CONNECTOR_PROVIDERS = token<ProviderRegistry>('crs:connector-provid
 export const CONNECTOR_CREDENTIALS = token<ConnectorCredentialVault>('crs:connector-credentials');
 /** "Sync now" requests, taken by the connector scheduler. */
 export const CONNECTOR_SYNC_REQUESTS = token<SyncRequests>('crs:connector-sync-requests');
+/** Runs one resource's sync (docs/connectors.md, "Sync engine"). */
+export const CONNECTOR_SYNC = token<ResourceSync>('crs:connector-sync');
+/** Starts due and requested syncs in the worker role, with leases in the log. */
+export const CONNECTOR_SCHEDULER = token<ConnectorScheduler>('crs:connector-scheduler');

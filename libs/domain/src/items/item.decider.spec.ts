@@ -61,6 +61,36 @@ describe('item decider', () => {
     });
   });
 
+  describe('SyncDocument', () => {
+    const source = { connectorId: 'c1', resourceId: 'public.t', externalId: '7', contentHash: 'h1' };
+    const synced = (revision: number, over: Partial<ItemIngested['data']> = {}) => ingested(revision, { kind: 'app', sourceType: 'app:postgres', connector: source, ...over });
+    const sync = (over: Partial<ItemIngested['data']> = {}) => ({ type: 'SyncDocument' as const, event: withoutRevision(synced(1, over)) });
+
+    it('ingests a document the stream does not have, or no longer has', () => {
+      given([]).when(sync()).then([sync().event]);
+      given([synced(0), deleted]).when(sync()).then([sync().event]);
+    });
+    it('appends nothing when the item already says the same (the blob hash follows from the content hash)', () => {
+      given([synced(0)]).when(sync({ content: { sha256: 'another-blob-hash', bytes: 9, contentType: 'text/plain' } })).thenNothing();
+      given([synced(0, { metadata: { b: 1, a: 2 } })]).when(sync({ metadata: { a: 2, b: 1 } })).thenNothing();
+    });
+    it('a new version when the content hash, a field or the permission changed', () => {
+      for (const over of [
+        { connector: { ...source, contentHash: 'h2' } },
+        { title: 'renamed' },
+        { metadata: { team: 'b' } },
+        { additionalMetadata: { x: 1 } },
+        { customInstructions: 'summarize' },
+        { connector: { ...source, permission: { status: 'captured' as const, acl: ['user_email:a@x.io'] } } },
+      ]) {
+        given([synced(0)]).when(sync(over)).then([sync(over).event]);
+      }
+    });
+    it('an item not ingested by a sync is replaced by the synced document', () => {
+      given([ingested(0)]).when(sync()).then([sync().event]);
+    });
+  });
+
   describe('UpdateMetadata', () => {
     it('refuses an item that does not exist, or no longer does', () => {
       given([]).when({ type: 'UpdateMetadata', ids, title: 't' }).thenThrows('ITEM_NOT_FOUND', 'not_found');

@@ -2,6 +2,7 @@ import type { DomainEvent } from '../domain-event';
 import { conflict, notFound, unknownCommand } from '../errors';
 import { isMetadataValue, type MetadataValue } from './item-input';
 import type { IndexingStatus, ItemEvent, ItemIngested } from './item.events';
+import { syncedFingerprint, syncedItemState, type SyncedItemState } from './synced-item';
 
 /** One item's stream folded: is it live, which content version, which status. */
 export interface ItemState {
@@ -17,6 +18,8 @@ export interface ItemState {
   contentSha?: string;
   /** a derived (inferred) memory, not a client's item */
   derived?: true;
+  /** set while the current version was synced by a connector: its source and what a sync compares (synced-item.ts) */
+  synced?: SyncedItemState;
 }
 export const initialItem = (): ItemState => ({ live: false, contentVersion: null, status: null, chunked: false });
 
@@ -26,7 +29,8 @@ export const initialItem = (): ItemState => ({ live: false, contentVersion: null
  */
 export function evolveItem(state: ItemState, event: DomainEvent & { revision?: number }): ItemState {
   switch (event.type) {
-    case 'ItemIngested':
+    case 'ItemIngested': {
+      const synced = event.data.connector ? syncedItemState(event.data) : undefined;
       return {
         live: true,
         acl: event.data.acl,
@@ -35,7 +39,9 @@ export function evolveItem(state: ItemState, event: DomainEvent & { revision?: n
         status: 'queued',
         chunked: false,
         ...(event.data.kind === 'inferred' ? { derived: true as const } : {}),
+        ...(synced ? { synced } : {}),
       };
+    }
     case 'AclChanged':
       return { ...state, acl: event.data.acl };
     case 'ItemMetadataUpdated':
@@ -59,6 +65,12 @@ type ItemIds = { databaseId: string; itemKey: string; itemId: string; collection
 
 export type ItemCommand =
   | { type: 'Ingest'; upsert: boolean; event: ItemIngested }
+  /**
+   * A connector's sync of one document (`event.data.connector` set): the event, unless the live item already says
+   * what it would (same fingerprint: content hash, title, metadata, permission, instructions, collection), so syncing
+   * an unchanged source appends nothing.
+   */
+  | { type: 'SyncDocument'; event: ItemIngested }
   | { type: 'UpdateMetadata'; ids: ItemIds; metadata?: Record<string, unknown>; additionalMetadata?: Record<string, unknown>; title?: string | null; acl?: string[] }
   | { type: 'Delete'; ids: ItemIds }
   | { type: 'Advance'; contentVersion: number; status: IndexingStatus; errorCode?: string; message?: string; ids: ItemIds };
@@ -79,6 +91,9 @@ export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] 
   switch (command.type) {
     case 'Ingest':
       if (state.live && !command.upsert) throw conflict('ITEM_EXISTS', `an item with id '${command.event.data.itemId}' already exists (upsert is false)`);
+      return [command.event];
+    case 'SyncDocument':
+      if (state.live && state.synced !== undefined && state.synced.fingerprint === syncedFingerprint(command.event.data)) return [];
       return [command.event];
     case 'UpdateMetadata': {
       if (!state.live) throw notFound('ITEM_NOT_FOUND', `no item with id '${command.ids.itemId}'`);

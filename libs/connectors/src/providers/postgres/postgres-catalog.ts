@@ -1,4 +1,4 @@
-import { ConfigurationError, ResourceGoneError } from '../../provider-errors';
+import { ConfigurationError, isProviderError, ResourceGoneError } from '../../provider-errors';
 import type { DiscoveredResource } from '../../provider.port';
 import type { ReconnectingSession } from './postgres-session';
 
@@ -118,6 +118,8 @@ export async function resolveRelation(session: ReconnectingSession, resourceId: 
     const [row] = await session.query<{ parts: string[] }>('SELECT parse_ident($1)::text[] AS parts', [resourceId], resourceId);
     parts = row.parts;
   } catch (err) {
+    // Refused credentials, a lost connection or a missing grant are what they are, not a malformed name.
+    if (isProviderError(err) && err.kind !== 'configuration') throw err;
     throw new ConfigurationError(`The resource_id "${resourceId}" is not a schema-qualified name such as public.orders.`, { cause: err });
   }
   if (parts.length !== 2) throw new ConfigurationError(`The resource_id "${resourceId}" must name a schema and a table or view, as in public.orders.`);

@@ -1,0 +1,467 @@
+import { randomUUID } from 'node:crypto';
+import type { ConnectorSettings } from '@crs/domain/connectors/connector.decider';
+import { syncAllowed } from '@crs/domain/connectors/connector.decider';
+import { NO_COUNTS, type PermissionVerdict, type ResourceSettings, type SyncCounts, type SyncFailureKind, type SyncTrigger } from '@crs/domain/connectors/connector.events';
+import { decideDatabase, evolveDatabase, initialDatabase, type DatabaseCommand, type DatabaseState } from '@crs/domain/database.decider';
+import type { DatabaseEvent } from '@crs/domain/events';
+import { decideItem } from '@crs/domain/items/item.decider';
+import type { ItemEvent, ItemIngested } from '@crs/domain/items/item.events';
+import { syncedFingerprint } from '@crs/domain/items/synced-item';
+import { streams } from '@crs/domain/streams';
+import type { ConnectorCredentialVault } from '@crs/connectors/credential-vault';
+import { isProviderError, RateLimitedError, type ProviderError } from '@crs/connectors/provider-errors';
+import type { ProviderRegistry } from '@crs/connectors/provider-registry';
+import type { ConnectorProvider, ExistingDocument, ProviderContext, ResourceConfig, SyncEvent } from '@crs/connectors/provider.port';
+import { reconcile } from '@crs/connectors/reconcile';
+import { handleCommand, type CommandContext } from '@crs/eventstore/command-handling';
+import type { EventStore } from '@crs/eventstore/event-store.port';
+import { decideOnItems, loadItemStates, type ItemDecision, type ItemStateCache } from '@crs/eventstore/item-stream';
+import { type BlobStore, DatabaseBlobsDeletedError } from '@crs/persistence/blob-store';
+import type { Sql } from '@crs/persistence/data-source';
+import type { RunnerLogger } from '@crs/persistence/projection-runner';
+import { findConnectorResource } from '@crs/projections/connectors/connectors.queries';
+import { syncedItems } from '@crs/projections/items/items.queries';
+import { isDomainError, loadConnector, ResourceStream } from './connector-streams';
+import type { PruneHolds } from './prune-holds';
+import { syncedItem, type DocumentTarget, type SyncedItem } from './synced-documents';
+
+export type Clock = () => Date;
+
+export interface ResourceSyncDeps {
+  sql: Sql;
+  store: EventStore;
+  blobs: BlobStore;
+  providers: ProviderRegistry;
+  credentials: ConnectorCredentialVault;
+  holds: PruneHolds;
+  /** woken after item appends (the indexing pipeline) */
+  pipeline: { wake(): void };
+  log: RunnerLogger;
+  clock: Clock;
+  settings: { leaseMs: number; massDeletionThreshold: number };
+}
+
+export interface SyncJob {
+  orgId: string;
+  connectorId: string;
+  resourceId: string;
+  trigger: SyncTrigger;
+  /** aborting stops the sync at its next page boundary; it is recorded as deferred (`stopped`) */
+  signal?: AbortSignal;
+}
+
+export type SyncResult =
+  | { kind: 'completed'; syncId: string; counts: SyncCounts; pruneHeld: boolean }
+  | { kind: 'deferred'; syncId: string; retryAt: string; reason: 'rate_limited' | 'stopped' }
+  | { kind: 'failed'; syncId: string; failure: SyncFailureKind; message: string }
+  /** not started: not allowed (paused, deleting), running elsewhere, or the resource is gone */
+  | { kind: 'skipped'; reason: string }
+  /** stopped without recording: another sync took the resource over, it was replaced or removed, or the connector is being deleted */
+  | { kind: 'stale'; syncId: string; reason: string };
+
+/** Thrown inside a sync to stop it without recording anything more. */
+class StopSync extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/** Item appends per multi-stream append when pruning or deleting. */
+const DELETE_BATCH = 500;
+/** Item streams read per query when loading what a resource holds. */
+const LOAD_BATCH = 2000;
+/** Blob writes of one page in flight at once. */
+const BLOB_CONCURRENCY = 8;
+
+/** What the service holds of one external document of the resource. */
+interface KnownDocument {
+  contentHash: string;
+  itemKey: string;
+  itemId: string;
+  collection: string;
+  databaseId: string;
+}
+
+/**
+ * One resource's sync (docs/connectors.md, "Sync engine"): start it on the resource stream with a lease, capture the
+ * resource's permissions, list what exists at the source, crawl from the cursor committing each page's items and then
+ * the checkpoint, prune what the listing no longer has (behind the mass-deletion guard) and re-read what changed
+ * behind the cursor, and complete. Provider errors end it as the status rules say: a rate limit defers it, the rest
+ * fail it with their kind.
+ */
+export class ResourceSync {
+  constructor(private readonly deps: ResourceSyncDeps) {}
+
+  async run(job: SyncJob): Promise<SyncResult> {
+    const { store, clock } = this.deps;
+    const ctx = (): CommandContext => ({ orgId: job.orgId, actor: 'system:connector-sync', now: clock() });
+    const connectorState = await loadConnector(store, job.connectorId);
+    if (!syncAllowed(connectorState, job.trigger)) return { kind: 'skipped', reason: connectorState.phase === 'live' ? 'the connector is paused' : 'the connector is not live' };
+    const connector = connectorState.settings!;
+    const stream = new ResourceStream(store, job.connectorId, job.resourceId);
+    const syncId = randomUUID();
+    try {
+      const now = clock();
+      await stream.decide(ctx(), { type: 'StartSync', connectorId: job.connectorId, resourceId: job.resourceId, syncId, trigger: job.trigger, now: now.toISOString(), leaseExpiresAt: this.leaseEnd() });
+    } catch (err) {
+      if (isDomainError(err, 'SYNC_RUNNING', 'RESOURCE_NOT_FOUND')) return { kind: 'skipped', reason: err.message };
+      throw err;
+    }
+    const started = stream.state!;
+    const run = new RunningSync(this.deps, job, connector, started.settings!, started.generation, started.cursor, syncId, stream, ctx);
+    return run.execute();
+  }
+
+  private leaseEnd(): string {
+    return new Date(this.deps.clock().getTime() + this.deps.settings.leaseMs).toISOString();
+  }
+}
+
+class RunningSync {
+  private readonly target: DocumentTarget;
+  private readonly resourceConfig: ResourceConfig;
+  private readonly collections = new Set<string>();
+  /** what the crawl did to each external id: the content hash it upserted, or null for a delete */
+  private readonly crawled = new Map<string, string | null>();
+
+  constructor(
+    private readonly deps: ResourceSyncDeps,
+    private readonly job: SyncJob,
+    private readonly connector: ConnectorSettings,
+    private readonly resource: ResourceSettings,
+    private readonly generation: number,
+    private cursor: string | null,
+    private readonly syncId: string,
+    private readonly stream: ResourceStream,
+    private readonly ctx: () => CommandContext,
+  ) {
+    this.target = { connectorId: job.connectorId, resourceId: job.resourceId, connector, resource };
+    this.resourceConfig = { resourceId: job.resourceId, resourceType: resource.resourceType, name: resource.name, ...(resource.options ? { options: resource.options } : {}) };
+  }
+
+  private get ref() {
+    return { connectorId: this.job.connectorId, resourceId: this.job.resourceId, syncId: this.syncId, generation: this.generation };
+  }
+
+  private leaseEnd(): string {
+    return new Date(this.deps.clock().getTime() + this.deps.settings.leaseMs).toISOString();
+  }
+
+  async execute(): Promise<SyncResult> {
+    try {
+      const provider = this.deps.providers.get(this.connector.provider);
+      if (!provider) return await this.fail('configuration', `this service has no provider '${this.connector.provider}'; the connector cannot sync until it is deleted and created with a known provider`);
+      const credentials = await this.deps.credentials.get(this.job.orgId, this.connector.credentialsId);
+      if (!credentials) return await this.fail('auth', "the connector's credentials are missing; set new credentials on the connector to resume syncing");
+      const pctx: ProviderContext = { credentials, ...(this.job.signal ? { signal: this.job.signal } : {}) };
+
+      await this.capturePermissions(provider, pctx);
+      // What the service holds and what the source lists, both taken before the crawl: a document the crawl adds
+      // after the listing was taken is then neither known nor listed, and pruning leaves it alone.
+      const known = await this.knownDocuments();
+      const listing = await collect(provider.listExistingIds(pctx, this.resourceConfig), this.job.signal);
+
+      let page: SyncEvent[] = [];
+      for await (const event of provider.sync(pctx, this.resourceConfig, this.cursor)) {
+        if (event.kind !== 'checkpoint') {
+          page.push(event);
+          continue;
+        }
+        const counts = await this.applyPage(page);
+        page = [];
+        await this.stream.decide(this.ctx(), { type: 'RecordCheckpoint', ...this.ref, cursor: event.cursor, counts, leaseExpiresAt: this.leaseEnd() });
+        this.cursor = event.cursor;
+      }
+      // A provider ends a complete sync with a checkpoint; anything after the last one is applied (idempotent) but
+      // moves no cursor.
+      const tail = page.length ? await this.applyPage(page) : NO_COUNTS;
+
+      const pruned = await this.prune(provider, pctx, known, listing);
+      const counts = addCounts(tail, pruned.counts);
+      if (this.cursor !== null && (counts.upserted || counts.deleted || counts.failed || counts.unchanged)) {
+        await this.stream.decide(this.ctx(), { type: 'RecordCheckpoint', ...this.ref, cursor: this.cursor, counts, leaseExpiresAt: this.leaseEnd() });
+      }
+      await this.stream.decide(this.ctx(), { type: 'CompleteSync', ...this.ref });
+      const total = this.stream.state?.lastOutcome?.kind === 'completed' ? this.stream.state.lastOutcome.counts : counts;
+      return { kind: 'completed', syncId: this.syncId, counts: total, pruneHeld: pruned.held };
+    } catch (err) {
+      return this.ended(err);
+    }
+  }
+
+  /** How an error ends the sync: recorded as the status rules say, or not at all when the sync is no longer current. */
+  private async ended(err: unknown): Promise<SyncResult> {
+    if (err instanceof StopSync) return { kind: 'stale', syncId: this.syncId, reason: err.reason };
+    if (isDomainError(err, 'SYNC_NOT_CURRENT')) return { kind: 'stale', syncId: this.syncId, reason: err.message };
+    try {
+      if (this.job.signal?.aborted) return await this.defer('stopped', this.deps.clock());
+      if (err instanceof RateLimitedError) return await this.defer('rate_limited', err.retryAt);
+      if (isProviderError(err)) return await this.fail(failureKind(err), failureMessage(err, this.connector.provider));
+      if (err instanceof DatabaseBlobsDeletedError) return await this.fail('configuration', "the connector's database was deleted");
+      if (isDomainError(err, 'COLLECTION_DELETING')) return await this.fail('configuration', err.message);
+      this.deps.log.error({ err: err instanceof Error ? err.stack : String(err), connectorId: this.job.connectorId, resourceId: this.job.resourceId }, 'connector sync failed');
+      return await this.fail('internal', `the sync stopped on an internal error: ${err instanceof Error ? err.message : String(err)}; it will be retried`);
+    } catch (recordErr) {
+      if (isDomainError(recordErr, 'SYNC_NOT_CURRENT')) return { kind: 'stale', syncId: this.syncId, reason: recordErr.message };
+      throw recordErr;
+    }
+  }
+
+  private async defer(reason: 'rate_limited' | 'stopped', retryAt: Date): Promise<SyncResult> {
+    const at = retryAt.toISOString();
+    await this.stream.decide(this.ctx(), { type: 'DeferSync', ...this.ref, retryAt: at, reason });
+    return { kind: 'deferred', syncId: this.syncId, retryAt: at, reason };
+  }
+
+  private async fail(kind: SyncFailureKind, message: string): Promise<SyncResult> {
+    await this.stream.decide(this.ctx(), { type: 'FailSync', ...this.ref, kind, message });
+    return { kind: 'failed', syncId: this.syncId, failure: kind, message };
+  }
+
+  /**
+   * The resource-level verdict, recorded before any document of this sync is written, so a document never shows
+   * under an older, wider verdict than the source has now. A capture that fails records `failed`, which keeps the
+   * last captured verdict (never wider); capture turned off, or a provider that captures none, records `off`.
+   */
+  private async capturePermissions(provider: ConnectorProvider, pctx: ProviderContext): Promise<void> {
+    let verdict: PermissionVerdict;
+    if (!this.connector.captureEnabled || !provider.description.capturesPermissions) verdict = { status: 'off' };
+    else {
+      try {
+        const captured = await provider.capturePermissions(pctx, this.resourceConfig);
+        verdict = captured.status === 'off' ? { status: 'off' } : { status: 'captured', acl: captured.acl };
+      } catch (err) {
+        // A refusal of the credentials, a rate limit or a stop ends the sync as they would anywhere else.
+        if (err instanceof RateLimitedError || (isProviderError(err) && err.kind === 'auth') || this.job.signal?.aborted) throw err;
+        verdict = { status: 'failed', message: err instanceof Error ? err.message : String(err) };
+      }
+    }
+    await this.stream.decide(this.ctx(), { type: 'RecordPermissions', ...this.ref, verdict });
+  }
+
+  /**
+   * Stops the sync (without recording) once its connector is no longer live, or its resource was removed or replaced:
+   * its content is being removed, or a new generation starts over. Checked before each write, so a removal's
+   * processor and this sync do not race for long (the resource from the read model, which may lag a little).
+   */
+  private async requireLiveConnector(): Promise<void> {
+    const state = await loadConnector(this.deps.store, this.job.connectorId);
+    if (state.phase !== 'live') throw new StopSync('the connector is being deleted');
+    const row = await findConnectorResource(this.deps.sql, this.job.connectorId, this.job.resourceId);
+    if (row && (row.generation > this.generation || (row.generation === this.generation && row.phase === 'removed'))) throw new StopSync('the resource was removed or replaced');
+  }
+
+  /**
+   * One page: every upsert whose item does not already say the same becomes an `ItemIngested` (content stored first),
+   * every delete of a live item an `ItemDeleted`, all in one multi-stream append with an expected revision per item
+   * stream. A document the page repeats counts once, as its last event says.
+   */
+  private async applyPage(events: SyncEvent[]): Promise<SyncCounts> {
+    const counts: SyncCounts = { ...NO_COUNTS };
+    const last = new Map<string, SyncEvent>();
+    for (const e of events) {
+      if (e.kind === 'failure') counts.failed++;
+      else if (e.kind === 'upsert') last.set(e.doc.id, e);
+      else if (e.kind === 'delete') last.set(e.id, e);
+    }
+    if (!last.size) return counts;
+    await this.requireLiveConnector();
+    const upserts: SyncedItem[] = [];
+    const deletes: { itemKey: string; itemId: string; collection: string }[] = [];
+    for (const [id, e] of last) {
+      if (e.kind === 'upsert') {
+        upserts.push(syncedItem(this.target, e.doc));
+        this.crawled.set(id, e.doc.contentHash);
+      } else {
+        const item = syncedItem(this.target, { id, title: '', content: { kind: 'text', text: '' }, updatedAt: null, contentHash: '', metadata: {}, filterableFields: {} });
+        deletes.push({ itemKey: item.itemKey, itemId: item.itemId, collection: item.data.collection });
+        this.crawled.set(id, null);
+      }
+    }
+    const applied = await this.writeItems(upserts, deletes);
+    return { ...applied, failed: counts.failed };
+  }
+
+  /** Writes upserts and deletions of items of this resource's database; counts what changed. */
+  private async writeItems(upserts: SyncedItem[], deletes: { itemKey: string; itemId: string; collection: string }[]): Promise<SyncCounts> {
+    const { store } = this.deps;
+    const databaseId = this.connector.databaseId;
+    const cache: ItemStateCache = new Map();
+    const states = await loadItemStates(store, [...upserts.map((u) => ({ databaseId, itemKey: u.itemKey })), ...deletes.map((d) => ({ databaseId, itemKey: d.itemKey }))], cache);
+    const stateOf = (key: string) => states.get(streams.item(databaseId, key));
+    const changed = upserts.filter((u) => {
+      const state = stateOf(u.itemKey);
+      return !(state?.live && state.synced?.fingerprint === syncedFingerprint(u.data));
+    });
+    const counts: SyncCounts = { ...NO_COUNTS, unchanged: upserts.length - changed.length };
+    for (const collection of new Set(changed.map((u) => u.data.collection))) await this.ensureCollection(collection);
+    const events = await this.storePayloads(changed);
+    const ctx = { ...this.ctx(), databaseId };
+    const decisions: ItemDecision[] = [
+      ...events.map((event) => ({ ctx, databaseId, itemKey: event.data.itemKey, decide: (state: Parameters<ItemDecision['decide']>[0]) => decideItem({ type: 'SyncDocument', event }, state) })),
+      ...deletes.map((d) => ({ ctx, databaseId, itemKey: d.itemKey, decide: (state: Parameters<ItemDecision['decide']>[0]): ItemEvent[] => (state.live ? [{ type: 'ItemDeleted', data: { databaseId, itemKey: d.itemKey, itemId: d.itemId, collection: d.collection, store: 'knowledge' } }] : []) })),
+    ];
+    if (!decisions.length) return counts;
+    const outcomes = await decideOnItems(store, decisions, cache);
+    outcomes.forEach((o, i) => {
+      if (!o.events) throw o.error;
+      if (i < events.length) {
+        if (o.events.length) counts.upserted++;
+        else counts.unchanged++;
+      } else if (o.events.length) counts.deleted++;
+    });
+    if (counts.upserted || counts.deleted) this.deps.pipeline.wake();
+    return counts;
+  }
+
+  private async storePayloads(items: SyncedItem[]): Promise<ItemIngested[]> {
+    const events: ItemIngested[] = new Array(items.length);
+    let next = 0;
+    const put = async () => {
+      for (let i = next++; i < items.length; i = next++) {
+        const item = items[i];
+        const sha256 = await this.deps.blobs.put(this.connector.databaseId, item.payload);
+        const bytes = typeof item.payload === 'string' ? Buffer.byteLength(item.payload) : item.payload.length;
+        events[i] = { type: 'ItemIngested', data: { ...item.data, content: { ...item.data.content, sha256, bytes } } };
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BLOB_CONCURRENCY, items.length) }, put));
+    return events;
+  }
+
+  /** The collection documents go to exists (as an ingest makes it exist); a collection being deleted refuses. */
+  private async ensureCollection(collection: string): Promise<void> {
+    if (this.collections.has(collection)) return;
+    const databaseId = this.connector.databaseId;
+    await handleCommand<DatabaseState, DatabaseEvent, DatabaseCommand>(
+      this.deps.store,
+      streams.database(databaseId),
+      { initial: initialDatabase, evolve: evolveDatabase },
+      decideDatabase,
+      { type: 'EnsureCollection', databaseId, collection },
+      { ...this.ctx(), databaseId },
+    );
+    this.collections.add(collection);
+  }
+
+  /** Every live item this resource synced, by external id, with the content hash it was synced at. */
+  private async knownDocuments(): Promise<Map<string, KnownDocument>> {
+    const known = new Map<string, KnownDocument>();
+    let afterKey = '';
+    for (;;) {
+      const rows = await syncedItems(this.deps.sql, { connectorId: this.job.connectorId, resourceId: this.job.resourceId, limit: LOAD_BATCH, afterKey });
+      if (!rows.length) return known;
+      afterKey = rows[rows.length - 1].item_key;
+      const states = await loadItemStates(this.deps.store, rows.map((r) => ({ databaseId: r.database_id, itemKey: r.item_key })));
+      for (const r of rows) {
+        const synced = states.get(streams.item(r.database_id, r.item_key));
+        if (!synced?.live || !synced.synced || synced.synced.resourceId !== this.job.resourceId || synced.synced.connectorId !== this.job.connectorId) continue;
+        known.set(synced.synced.externalId, { contentHash: synced.synced.contentHash, itemKey: r.item_key, itemId: r.item_id, collection: r.collection, databaseId: r.database_id });
+      }
+    }
+  }
+
+  /**
+   * Pruning after the crawl: known documents the listing (taken before the crawl) no longer has are deleted, unless
+   * the crawl wrote them; listed documents whose hash differs from what the service holds (and that the crawl did not
+   * write) are re-read with `fetchDocuments`. The mass-deletion guard holds back a listing that is empty, or would
+   * delete more than the threshold of the known documents, until the next sync's listing says the same.
+   */
+  private async prune(provider: ConnectorProvider, pctx: ProviderContext, known: Map<string, KnownDocument>, listing: ExistingDocument[]): Promise<{ counts: SyncCounts; held: boolean }> {
+    const hashes = new Map<string, string | undefined>();
+    for (const [id, doc] of known) hashes.set(id, doc.contentHash);
+    for (const [id, hash] of this.crawled) {
+      if (hash === null) hashes.delete(id);
+      else if (known.has(id)) hashes.set(id, hash);
+    }
+    const { gone: candidates, changed } = await reconcile(hashes, iterate(listing));
+    const gone = candidates.filter((id) => !this.crawled.has(id));
+    let counts: SyncCounts = { ...NO_COUNTS };
+    let held = false;
+    const { holds, settings } = this.deps;
+    const mass = known.size > 0 && gone.length > 0 && (listing.length === 0 || gone.length > settings.massDeletionThreshold * known.size);
+    if (mass) {
+      const previous = await holds.get(this.job.connectorId, this.job.resourceId);
+      if (previous && previous.generation === this.generation) {
+        this.deps.log.info({ connectorId: this.job.connectorId, resourceId: this.job.resourceId, gone: gone.length, known: known.size }, 'mass deletion confirmed by a second listing; pruning');
+        await holds.clear(this.job.connectorId, this.job.resourceId);
+      } else {
+        held = true;
+        await holds.hold(this.job.connectorId, this.job.resourceId, { generation: this.generation, known: known.size, listed: listing.length, gone: gone.length, heldAt: this.deps.clock() });
+        this.deps.log.info(
+          { connectorId: this.job.connectorId, resourceId: this.job.resourceId, gone: gone.length, known: known.size, listed: listing.length },
+          'pruning held: the listing would delete more than the mass-deletion threshold; the next sync applies it if its listing agrees',
+        );
+      }
+    } else if (gone.length || known.size) {
+      await holds.clear(this.job.connectorId, this.job.resourceId);
+    }
+    if (!held) {
+      for (let i = 0; i < gone.length; i += DELETE_BATCH) {
+        await this.requireLiveConnector();
+        const batch = gone.slice(i, i + DELETE_BATCH).map((id) => known.get(id)!);
+        counts = addCounts(counts, await this.writeItems([], batch.map((d) => ({ itemKey: d.itemKey, itemId: d.itemId, collection: d.collection }))));
+      }
+    }
+    const refetch = changed.filter((id) => !this.crawled.has(id));
+    if (refetch.length && provider.fetchDocuments) {
+      let page: SyncEvent[] = [];
+      for await (const event of provider.fetchDocuments(pctx, this.resourceConfig, refetch)) {
+        if (event.kind === 'checkpoint') continue;
+        page.push(event);
+        if (page.length >= DELETE_BATCH) {
+          counts = addCounts(counts, await this.applyPage(page));
+          page = [];
+        }
+      }
+      if (page.length) counts = addCounts(counts, await this.applyPage(page));
+    }
+    return { counts, held };
+  }
+}
+
+const addCounts = (a: SyncCounts, b: SyncCounts): SyncCounts => ({ upserted: a.upserted + b.upserted, unchanged: a.unchanged + b.unchanged, deleted: a.deleted + b.deleted, failed: a.failed + b.failed });
+
+async function collect<T>(iterable: AsyncIterable<T>, signal?: AbortSignal): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of iterable) {
+    out.push(x);
+    if (signal?.aborted) throw signal.reason;
+  }
+  return out;
+}
+
+async function* iterate<T>(items: readonly T[]): AsyncIterable<T> {
+  yield* items;
+}
+
+function failureKind(err: ProviderError): SyncFailureKind {
+  switch (err.kind) {
+    case 'auth':
+    case 'scope':
+    case 'transient':
+    case 'resource_gone':
+    case 'configuration':
+      return err.kind;
+    default:
+      return 'internal';
+  }
+}
+
+/** The message a person reads on the connector's status: what happened and what to do. */
+function failureMessage(err: ProviderError, provider: string): string {
+  switch (err.kind) {
+    case 'auth':
+      return `${provider} refused the connector's credentials (${err.message}); set new credentials on the connector to resume syncing`;
+    case 'scope':
+      return `the credentials may not read this resource (${err.message}); grant access at ${provider}, then sync again`;
+    case 'transient':
+      return `${provider} could not be reached or failed for now (${err.message}); the sync will be retried`;
+    case 'resource_gone':
+      return `the resource no longer exists at ${provider} (${err.message}); remove it from the connector or restore it at the source`;
+    case 'configuration':
+      return `the connector or resource settings cannot work (${err.message}); change them and sync again`;
+    default:
+      return err.message;
+  }
+}
