@@ -16,6 +16,7 @@ import { findConnectorResource } from '@crs/projections/connectors/connectors.qu
 import * as tokens from '@crs/platform/tokens';
 import { PruneHolds } from '@crs/connector-sync/prune-holds';
 import { waitForStatus } from '../support/ingest';
+import { configFromEnv } from '@crs/config';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -171,7 +172,8 @@ export function connectorConformance(label: string, makeSource: () => Conformanc
     beforeAll(async () => {
       source = makeSource();
       resourceId = source.resource.resourceId;
-      t = await startTestApp(`conn-${label.replace(/\W+/g, '').slice(0, 12)}`);
+      // The sources are on this machine's loopback: private networks are allowed here (never in production).
+      t = await startTestApp(`conn-${label.replace(/\W+/g, '').slice(0, 12)}`, { connectors: { ...configFromEnv({}, 'postgres://unused').connectors, allowPrivateNetworks: true } });
       // The engine is driven here with an injected clock; the platform's own scheduler stays out of the way.
       await t.get(tokens.CONNECTOR_SCHEDULER).stop();
       await source.setUp(t);
