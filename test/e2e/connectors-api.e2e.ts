@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { configFromEnv } from '@crs/config';
 import { streams } from '@crs/domain/streams';
-import { CONNECTOR_CREDENTIALS } from '@crs/platform/tokens';
+import { CONNECTOR_CREDENTIALS, CONNECTOR_SCHEDULER } from '@crs/platform/tokens';
 import { createTestDatabase } from '../support/test-database';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -62,6 +62,9 @@ describe('the /connectors routes', () => {
   beforeAll(async () => {
     await createSource();
     t = await startTestApp('connectors_api', { connectors: { ...configFromEnv({}, 'postgres://unused').connectors, allowPrivateNetworks: true } });
+    // These tests are about what the routes record and request; the scheduler would take the requests and sync at
+    // once. Syncing through these routes is proven in connectors-sync.e2e.ts.
+    await t.get(CONNECTOR_SCHEDULER).stop();
     await t.createDatabase('shop', { metadata_schema: [{ name: 'team', type: 'string' }] });
     await t.createDatabase('other');
     const res = await create({ custom_instructions: 'Orders are in euros.' });
@@ -364,7 +367,7 @@ describe('the /connectors routes', () => {
     expectError(await req('GET', '/connectors/not-a-uuid'), 404, 'CONNECTOR_NOT_FOUND');
   });
 
-  it('DELETE /connectors/{id}: 202, then 404 and out of every list; the same again is accepted, the other policy is 409', async () => {
+  it('DELETE /connectors/{id}: 202, then 404 and out of every list; once the deletion has run, the connector is gone for good', async () => {
     const doomed = (await create()).body.data.connector_id;
     await req('POST', `/connectors/${doomed}/configure`, { body: { resources: [orders()] } });
     const res = await req('DELETE', `/connectors/${doomed}`);
@@ -374,8 +377,12 @@ describe('the /connectors routes', () => {
     expectError(await req('GET', `/connectors/${doomed}/status`), 404, 'CONNECTOR_NOT_FOUND');
     expectError(await req('POST', `/connectors/${doomed}/sync`), 404, 'CONNECTOR_NOT_FOUND');
     expect((await req('GET', '/connectors')).body.data.connectors.map((c: any) => c.connector_id)).not.toContain(doomed);
-    expect((await req('DELETE', `/connectors/${doomed}`)).status).toBe(202);
-    expectError(await req('DELETE', `/connectors/${doomed}?content=keep`), 409, 'CONNECTOR_DELETING');
+    // The worker's deletion processor finishes it (ConnectorDeleted); repeating the request while it runs is accepted
+    // and another content policy refused (connector.decider.spec.ts), after it the connector is simply not found.
+    for (let i = 0; i < 200 && !(await t.store.readStream(streams.connector(doomed))).some((e) => e.type === 'ConnectorDeleted'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await t.store.readStream(streams.connector(doomed))).map((e) => e.type)).toContain('ConnectorDeleted');
+    expectError(await req('DELETE', `/connectors/${doomed}`), 404, 'CONNECTOR_NOT_FOUND');
+    expectError(await req('DELETE', `/connectors/${doomed}?content=keep`), 404, 'CONNECTOR_NOT_FOUND');
     expect(await t.ds.query('SELECT 1 FROM connector_sync_requests WHERE connector_id = $1', [doomed])).toEqual([]);
   });
 
