@@ -114,3 +114,66 @@ export function dueResources(sql: Sql, now: Date, limit: number, backoffBaseSeco
 }
 
 const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+
+// ---- access of synced documents (read with the items they govern, docs/connectors.md) ----
+
+/** The states of these resources (`connectorIds[i]`, `resourceIds[i]`) and of their connectors of a database. */
+export function connectorSourceStates(sql: Sql, databaseId: string, connectorIds: string[], resourceIds: string[]): Promise<{ connector_id: string; resource_id: string; resource: ResourceState; connector: ConnectorState | null }[]> {
+  return sql.query(
+    `SELECT r.connector_id, r.resource_id, r.state AS resource, c.state AS connector
+     FROM rm_connector_resources r LEFT JOIN rm_connectors c ON c.connector_id = r.connector_id AND c.database_id = $1
+     WHERE (r.connector_id, r.resource_id) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))`,
+    [databaseId, connectorIds, resourceIds],
+  );
+}
+
+/**
+ * SQL that decides, when an item is read, whether a synced document is served and which ACL governs it: the same
+ * decision as `syncedAccess` (libs/domain/src/connectors/synced-access.ts, over `effectiveAccess`), written over the
+ * states this read model folds (`rm_connector_resources.state`, `rm_connectors.state`).
+ * `projections/items/synced-access.property.spec.ts` checks on random inputs that the two agree.
+ *
+ * `i` names an rm_items row. Its resource and connector are read by subqueries that run only for a row with a
+ * connector: an item ingested through the API costs a test of `connector_id` and nothing else, so the query path of a
+ * database without connector content does the work it did before.
+ */
+const PRIVATE_ACL = `'["__private__"]'::jsonb`;
+
+/** A JSON ACL in stored form (access-precedence `stored`): a list, `[]` as `__private__`; JSON null or absent: SQL NULL. */
+const storedAcl = (acl: string) => `(CASE WHEN jsonb_typeof(${acl}) = 'array' THEN CASE WHEN jsonb_array_length(${acl}) = 0 THEN ${PRIVATE_ACL} ELSE ${acl} END END)`;
+
+/**
+ * What a PermissionCapture (JSON) says (access-precedence `resolve`): its ACL, or the last captured one after a
+ * failure, or `__private__` after a failure with none before; NULL when it says nothing (off, no permission, absent).
+ */
+const captured = (p: string) =>
+  `(CASE ${p}->>'status' WHEN 'captured' THEN ${storedAcl(`${p}->'acl'`)} WHEN 'failed' THEN CASE WHEN jsonb_typeof(${p}->'last') = 'object' THEN ${storedAcl(`${p}->'last'->'acl'`)} ELSE ${PRIVATE_ACL} END END)`;
+
+const resourceOf = (i: string, r: string) => `FROM rm_connector_resources ${r} WHERE ${r}.connector_id = ${i}.connector_id AND ${r}.resource_id = ${i}.resource_id`;
+
+/**
+ * The ACL (jsonb, stored form; NULL: unrestricted) of rm_items row `i`: its own `acl` when it has no connector,
+ * otherwise rule 12 over its per-document permission, its resource's verdict and the rule set through the API (the
+ * document's own `acl` when set, else the resource's).
+ */
+export function syncedAcl(i: string): string {
+  const r = `${i}_r`;
+  const resource = captured(`${r}.state->'permission'`);
+  const api = storedAcl(`COALESCE(${i}.acl, ${r}.state->'settings'->'acl')`);
+  const resourceLevel = `(SELECT CASE WHEN ${resource} ? '__public__' AND ${api} IS NOT NULL THEN ${api} ELSE COALESCE(${resource}, ${api}) END ${resourceOf(i, r)})`;
+  return `(CASE WHEN ${i}.connector_id IS NULL THEN ${i}.acl ELSE COALESCE(${captured(`${i}.provider_permission`)}, ${resourceLevel}) END)`;
+}
+
+/**
+ * Whether rm_items row `i` is served as far as connectors go (boolean, never NULL): always without a connector;
+ * otherwise its resource and connector (of the item's database) are known, the resource live (or removed keeping its
+ * content) and the connector live (or deleting or deleted keeping its content).
+ */
+export function syncedServed(i: string): string {
+  const [r, c] = [`${i}_r`, `${i}_c`];
+  return `(${i}.connector_id IS NULL OR COALESCE((SELECT
+      (${r}.phase = 'live' OR (${r}.phase = 'removed' AND ${r}.state->>'contentPolicy' = 'keep'))
+      AND (${c}.state->>'phase' = 'live' OR (${c}.state->>'phase' IN ('deleting', 'deleted') AND ${c}.state->>'contentPolicy' = 'keep'))
+    FROM rm_connector_resources ${r} JOIN rm_connectors ${c} ON ${c}.connector_id = ${r}.connector_id AND ${c}.database_id = ${i}.database_id
+    WHERE ${r}.connector_id = ${i}.connector_id AND ${r}.resource_id = ${i}.resource_id), false))`;
+}

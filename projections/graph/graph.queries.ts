@@ -1,7 +1,7 @@
 import type { Sql } from '@crs/persistence/data-source';
 import { queryPrepared } from '@crs/persistence/prepared';
 import { inActiveCollection } from '@crs/projections/databases/databases.queries';
-import { servedItem } from '@crs/projections/items/items.queries';
+import { itemAccess, servedItem } from '@crs/projections/items/items.queries';
 
 /** A row of rm_graph_entities: one per normalized name in a database. */
 export interface GraphEntityRow {
@@ -37,7 +37,7 @@ export interface GraphRelationRow {
 /** A relation with the names and types of its two entities (`sn`/`st`: source, `tn`/`tt`: target). */
 export type RelationWithEntitiesRow = Pick<GraphRelationRow, 'item_key' | 'chunk_index' | 'source_key' | 'target_key' | 'predicate' | 'context'> & { sn: string; st: string; tn: string; tt: string };
 
-/** A relation with its entities, and the id and ACL of the item it came from. */
+/** A relation with its entities, and the id of the item it came from and the ACL that decides who sees it (`itemAccess`). */
 export type ItemRelationRow = RelationWithEntitiesRow & { item_id: string; acl: string[] | null };
 
 // ---- the query path (graph context, thinking mode) ----
@@ -131,7 +131,8 @@ export function relationsOfChunks(sql: Sql, databaseId: string, itemKeys: string
 /** The relations of a collection's completed, served items (or of the items with one id, in one store when given). */
 export function relationsInCollection(sql: Sql, databaseId: string, collection: string, item?: { id: string; store?: string }): Promise<ItemRelationRow[]> {
   const params: unknown[] = [databaseId, collection];
-  let where = `r.database_id = $1 AND r.collection = $2 AND i.status = 'completed' AND ${servedItem('i')}`;
+  const access = itemAccess('i', { inferred: true });
+  let where = `r.database_id = $1 AND r.collection = $2 AND i.status = 'completed' AND ${servedItem('i')} AND ${access.served}`;
   if (item) {
     params.push(item.id);
     where += ` AND i.item_id = $${params.length}`;
@@ -141,9 +142,10 @@ export function relationsInCollection(sql: Sql, databaseId: string, collection: 
     }
   }
   return sql.query(
-    `SELECT r.item_key, i.item_id, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt, i.acl
+    `SELECT r.item_key, i.item_id, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt, ${access.acl} AS acl
        FROM rm_graph_relations r
        JOIN rm_items i ON i.database_id = r.database_id AND i.item_key = r.item_key
+       ${access.joins}
        JOIN rm_graph_entities s ON s.database_id = r.database_id AND s.entity_key = r.source_key
        JOIN rm_graph_entities t ON t.database_id = r.database_id AND t.entity_key = r.target_key
        WHERE ${where}
@@ -165,13 +167,15 @@ export function entitiesOfItems(sql: Sql, databaseId: string, itemKeys: string[]
 
 /** Up to 2000 relations of a collection's completed, served items that have this entity at either end. */
 export function relationsOfEntity(sql: Sql, databaseId: string, collection: string, entityKey: string): Promise<ItemRelationRow[]> {
+  const access = itemAccess('i', { inferred: true });
   return sql.query(
-    `SELECT r.item_key, i.item_id, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt, i.acl
+    `SELECT r.item_key, i.item_id, r.chunk_index, r.source_key, r.target_key, r.predicate, r.context, s.name AS sn, s.type AS st, t.name AS tn, t.type AS tt, ${access.acl} AS acl
        FROM rm_graph_relations r
        JOIN rm_items i ON i.database_id = r.database_id AND i.item_key = r.item_key AND i.status = 'completed' AND ${servedItem('i')}
+       ${access.joins}
        JOIN rm_graph_entities s ON s.database_id = r.database_id AND s.entity_key = r.source_key
        JOIN rm_graph_entities t ON t.database_id = r.database_id AND t.entity_key = r.target_key
-       WHERE r.database_id = $1 AND r.collection = $2 AND (r.source_key = $3 OR r.target_key = $3)
+       WHERE r.database_id = $1 AND r.collection = $2 AND (r.source_key = $3 OR r.target_key = $3) AND ${access.served}
        ORDER BY r.item_key, r.chunk_index, r.source_key, r.target_key, r.predicate LIMIT 2000`,
     [databaseId, collection, entityKey],
   );

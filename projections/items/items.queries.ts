@@ -2,6 +2,9 @@ import type { Sql } from '@crs/persistence/data-source';
 import { queryPrepared } from '@crs/persistence/prepared';
 import type { IndexingStatus, Store } from '@crs/domain/items/item.events';
 import { inActiveCollection } from '@crs/projections/databases/databases.queries';
+import type { PermissionCapture } from '@crs/domain/connectors/access-precedence';
+import { syncedAccess } from '@crs/domain/connectors/synced-access';
+import { connectorSourceStates, syncedAcl, syncedServed } from '@crs/projections/connectors/connectors.queries';
 
 /** A row of rm_items, as the driver returns it (bigint columns as text). */
 export interface ItemRow {
@@ -72,12 +75,43 @@ export interface ItemCountRow {
 /** An item is served while it has not expired and its collection is active (`alias` names an rm_items row). */
 export const servedItem = (alias: string) => `(${alias}.expires_at IS NULL OR ${alias}.expires_at > now()) AND ${inActiveCollection(alias)}`;
 
+/**
+ * Who may see rm_items row `i` and whether it is served, decided when it is read (access control rules 4, 7, 12-14):
+ * `joins` goes after `FROM rm_items i`; `acl` is then the ACL that decides (jsonb; NULL: unrestricted), `served`
+ * false for a synced document whose connector or resource no longer serves it (connectors.queries.ts). An item
+ * ingested through the API is decided by its own `acl` as before; a synced one by its resource's rules as they stand
+ * now, so a resource rule change needs no re-index. With `inferred`, an inferred memory whose source is synced
+ * follows its source: its own `acl` is a copy taken at inference, while the source's access is decided when read.
+ */
+export function itemAccess(i: string, opts: { inferred: boolean }): { joins: string; acl: string; served: string } {
+  const [s, a] = [`${i}_s`, `${i}_a`];
+  let joins = '';
+  let acl = syncedAcl(i);
+  let served = syncedServed(i);
+  if (opts.inferred) {
+    joins = `LEFT JOIN rm_items ${s} ON ${i}.kind = 'inferred' AND ${s}.database_id = ${i}.database_id AND ${s}.collection = ${i}.collection AND ${s}.store = 'memory'
+                           AND ${s}.item_id = ${i}.additional_metadata->>'derived_from' AND ${s}.kind <> 'inferred' AND ${s}.connector_id IS NOT NULL`;
+    acl = `(CASE WHEN ${s}.connector_id IS NOT NULL THEN ${syncedAcl(s)} ELSE ${acl} END)`;
+    served = `(${served} AND (${s}.connector_id IS NULL OR ${syncedServed(s)}))`;
+  }
+  return { joins: `${joins}\n    CROSS JOIN LATERAL (SELECT ${acl} AS acl, ${served} AS served) ${a}`, acl: `${a}.acl`, served: `${a}.served` };
+}
+
+/** The ACL (`access_acl`) and servedness (`served`) of a row read with `itemAccess`. */
+export interface ItemAccessColumns {
+  /** the ACL that decides who sees the item: its own, or for a synced document the one its rules give now */
+  access_acl: string[] | null;
+  /** false: a synced document whose connector or resource no longer serves it */
+  served: boolean;
+}
+
 // ---- the query path (every /query): prepared statements, texts unchanged since they were measured ----
 
 /**
- * What the query path's authoritative check of a hit reads: the item's status, expiry, ACL, the position of its
- * current chunks, the attributes it answers with; for an inferred memory also its source's ACL and whether the
- * source still exists.
+ * What the query path's authoritative check of a hit reads: the item's status, expiry, the ACL that decides who sees
+ * it (`acl`: its own, or for a synced document the one its resource's rules give now), the position of its current
+ * chunks, the attributes it answers with; for an inferred memory also its source's ACL and whether the source still
+ * exists (and is served).
  */
 export type ItemCheckRow = Pick<
   ItemRow,
@@ -87,19 +121,84 @@ export type ItemCheckRow = Pick<
   /** inferred memories: the source's current ACL and whether the source still exists */
   source_acl?: string[] | null;
   source_missing?: boolean;
+  /**
+   * Connector content (a synced document, or a memory inferred from one; query_apps false leaves it out): where its
+   * access is decided from. null for everything else.
+   */
+  synced_source: SyncedSource | null;
 };
 
+/** A synced row's connector, resource and per-document permission, and those of an inferred memory's synced source. */
+export interface SyncedSource {
+  connector_id: string | null;
+  resource_id: string | null;
+  provider_permission: PermissionCapture | null;
+  source_connector_id: string | null;
+  source_resource_id: string | null;
+  source_provider_permission: PermissionCapture | null;
+}
+
+// A synced row (or an inferred memory of a synced source) carries what its access is decided from in one column, NULL
+// for every other row; the resources and connectors are read by a second statement only when some row has one
+// (`syncedSources`), so a database without connector content runs the statement it ran before, plus a NULL column.
 const ITEMS_TO_CHECK = `SELECT i.database_id, i.item_key, i.item_id, i.collection, i.store, i.kind, i.source_type, i.title, i.filename, i.metadata, i.additional_metadata, i.acl,
               i.app_kind, i.app_provider, i.relations, i.status, i.expires_at, i.created_at, i.updated_at, i.chunked_position,
-              s.acl AS source_acl, (i.kind = 'inferred' AND s.item_key IS NULL) AS source_missing
+              s.acl AS source_acl, (i.kind = 'inferred' AND s.item_key IS NULL) AS source_missing,
+              CASE WHEN i.connector_id IS NOT NULL OR s.connector_id IS NOT NULL THEN jsonb_build_object(
+                'connector_id', i.connector_id, 'resource_id', i.resource_id, 'provider_permission', i.provider_permission,
+                'source_connector_id', s.connector_id, 'source_resource_id', s.resource_id, 'source_provider_permission', s.provider_permission) END AS synced_source
        FROM rm_items i
        LEFT JOIN rm_items s ON i.kind = 'inferred' AND s.database_id = i.database_id AND s.collection = i.collection AND s.store = 'memory'
                            AND s.item_id = i.additional_metadata->>'derived_from' AND s.kind <> 'inferred'
        WHERE i.database_id = $1 AND i.item_key = ANY($2) AND ${inActiveCollection('i')}`;
 
-/** The rows the query path checks its hits against, for these item keys of a database (those of an active collection). */
-export function itemsToCheck(sql: Sql, databaseId: string, keys: string[]): Promise<ItemCheckRow[]> {
-  return queryPrepared<ItemCheckRow>(sql, 'crs_query_items', ITEMS_TO_CHECK, [databaseId, keys]);
+/**
+ * The rows the query path checks its hits against, for these item keys of a database: those of an active collection
+ * that are served. `acl` is the ACL that decides who sees the item: its own, or for a synced document the one
+ * `syncedAccess` gives from its resource and connector as they stand now (a synced document of a connector being
+ * deleted, or of a removed resource, is left out); an inferred memory's `source_acl` and `source_missing` likewise.
+ */
+export async function itemsToCheck(sql: Sql, databaseId: string, keys: string[]): Promise<ItemCheckRow[]> {
+  const rows = await queryPrepared<ItemCheckRow>(sql, 'crs_query_items', ITEMS_TO_CHECK, [databaseId, keys]);
+  if (!rows.some((r) => r.synced_source !== null)) return rows;
+  const sources = await syncedSources(sql, databaseId, rows);
+  return rows.filter((row) => {
+    const src = row.synced_source;
+    if (!src) return true;
+    if (src.connector_id !== null) {
+      const access = sources.access(src.connector_id, src.resource_id!, src.provider_permission, row.acl);
+      if (!access.served) return false;
+      row.acl = access.acl ?? null;
+    }
+    if (src.source_connector_id !== null) {
+      const access = sources.access(src.source_connector_id, src.source_resource_id!, src.source_provider_permission, row.source_acl ?? null);
+      row.source_acl = access.served ? (access.acl ?? null) : null;
+      if (!access.served) row.source_missing = true;
+    }
+    return true;
+  });
+}
+
+/**
+ * The current state of the resources and connectors of these rows' synced sources (one statement), and the access of
+ * a synced document under them (`syncedAccess`, the decision the SQL of `itemAccess` makes too).
+ */
+async function syncedSources(sql: Sql, databaseId: string, rows: ItemCheckRow[]) {
+  const key = (connectorId: string, resourceId: string) => `${connectorId}\u0000${resourceId}`;
+  const pairs = new Map<string, [string, string]>();
+  for (const { synced_source: src } of rows) {
+    if (src?.connector_id) pairs.set(key(src.connector_id, src.resource_id!), [src.connector_id, src.resource_id!]);
+    if (src?.source_connector_id) pairs.set(key(src.source_connector_id, src.source_resource_id!), [src.source_connector_id, src.source_resource_id!]);
+  }
+  const list = [...pairs.values()];
+  const states = await connectorSourceStates(sql, databaseId, list.map((p) => p[0]), list.map((p) => p[1]));
+  const byKey = new Map(states.map((st) => [key(st.connector_id, st.resource_id), st]));
+  return {
+    access(connectorId: string, resourceId: string, permission: PermissionCapture | null, documentRule: string[] | null) {
+      const st = byKey.get(key(connectorId, resourceId));
+      return syncedAccess({ document: permission ?? undefined, documentRule: documentRule ?? undefined, resource: st?.resource ?? null, connector: st?.connector ?? null });
+    },
+  };
 }
 
 /** One neighbour of a hit in its conversation: `dir` 1 after it, -1 before; `seq` its distance; `same` the same conversation. */
@@ -230,18 +329,28 @@ export function itemsErroredWithEmbedderMismatch(sql: Sql, databaseId: string): 
 
 // ---- the context endpoints ----
 
-/** The items with this id in a collection (and store, when given) of an active collection: one per store at most. */
-export function itemsWithId(sql: Sql, databaseId: string, collection: string, itemId: string, store?: Store): Promise<ItemRow[]> {
+/**
+ * The items with this id in a collection (and store, when given) of an active collection: one per store at most,
+ * with the ACL that decides who sees each and whether it is served (`itemAccess`).
+ */
+export function itemsWithId(sql: Sql, databaseId: string, collection: string, itemId: string, store?: Store): Promise<(ItemRow & ItemAccessColumns)[]> {
+  const access = itemAccess('i', { inferred: true });
   return sql.query(
-    `SELECT * FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 ${store ? 'AND store = $4' : ''} AND ${inActiveCollection('i')}`,
+    `SELECT i.*, ${access.acl} AS access_acl, ${access.served} AS served FROM rm_items i ${access.joins}
+     WHERE i.database_id = $1 AND i.collection = $2 AND i.item_id = $3 ${store ? 'AND i.store = $4' : ''} AND ${inActiveCollection('i')}`,
     store ? [databaseId, collection, itemId, store] : [databaseId, collection, itemId],
   );
 }
 
-/** The items with this id in a collection (one per store, or the one of `store`) that are served: their key, ACL and source type. */
+/**
+ * The items with this id in a collection (one per store, or the one of `store`) that are served: their key, the ACL
+ * that decides who sees them (`itemAccess`) and source type.
+ */
 export function servedItemsWithId(sql: Sql, databaseId: string, collection: string, itemId: string, store?: Store): Promise<Pick<ItemRow, 'item_key' | 'acl' | 'source_type'>[]> {
+  const access = itemAccess('i', { inferred: true });
   return sql.query(
-    `SELECT item_key, acl, source_type FROM rm_items i WHERE database_id = $1 AND collection = $2 AND item_id = $3 AND ${servedItem('i')} ${store ? 'AND store = $4' : ''}`,
+    `SELECT i.item_key, ${access.acl} AS acl, i.source_type FROM rm_items i ${access.joins}
+     WHERE i.database_id = $1 AND i.collection = $2 AND i.item_id = $3 AND ${servedItem('i')} AND ${access.served} ${store ? 'AND i.store = $4' : ''}`,
     store ? [databaseId, collection, itemId, store] : [databaseId, collection, itemId],
   );
 }
@@ -257,13 +366,18 @@ export function itemStatusesByIds(sql: Sql, databaseId: string, ids: string[], c
   );
 }
 
+/** What serving an item's content needs; `acl`: the ACL that decides who sees it now (`itemAccess`). */
 export type ItemContentRow = Pick<ItemRow, 'content_sha256' | 'content_type' | 'filename' | 'content_version' | 'acl' | 'expires_at'>;
 
-/** What serving an item's content needs (a presigned URL), if the item exists in an active collection. */
+/**
+ * What serving an item's content needs (a presigned URL), if the item exists in an active collection and is served
+ * (a synced document whose connector or resource no longer serves it is gone).
+ */
 export async function itemContent(sql: Sql, databaseId: string, itemKey: string): Promise<ItemContentRow | undefined> {
+  const access = itemAccess('i', { inferred: true });
   const [item]: ItemContentRow[] = await sql.query(
-    `SELECT content_sha256, content_type, filename, content_version, acl, expires_at FROM rm_items i
-       WHERE database_id = $1 AND item_key = $2 AND ${inActiveCollection('i')}`,
+    `SELECT i.content_sha256, i.content_type, i.filename, i.content_version, ${access.acl} AS acl, i.expires_at FROM rm_items i ${access.joins}
+       WHERE i.database_id = $1 AND i.item_key = $2 AND ${inActiveCollection('i')} AND ${access.served}`,
     [databaseId, itemKey],
   );
   return item;
@@ -292,31 +406,35 @@ export interface ItemListing {
 
 /**
  * A page of a collection's items of one store, in creation order, and how many there are: not expired, of an active
- * collection, not inferred (inferred memories are listed under their source).
+ * collection, not inferred (inferred memories are listed under their source), served, and with `caller` only those
+ * whose deciding ACL (`itemAccess`: a synced document's from its resource's rules as they stand) lets it see them.
  */
 export async function listItems(sql: Sql, q: ItemListing): Promise<{ total: number; rows: ItemRow[] }> {
-  const where = ['database_id = $1', 'collection = $2', 'store = $3', '(expires_at IS NULL OR expires_at > now())', "kind <> 'inferred'", inActiveCollection('rm_items')];
+  const access = itemAccess('i', { inferred: false });
+  const where = ['i.database_id = $1', 'i.collection = $2', 'i.store = $3', '(i.expires_at IS NULL OR i.expires_at > now())', "i.kind <> 'inferred'", inActiveCollection('i'), access.served];
   const params: unknown[] = [q.databaseId, q.collection, q.store];
   if (q.ids !== undefined) {
     params.push(q.ids);
-    where.push(`item_id = ANY($${params.length})`);
+    where.push(`i.item_id = ANY($${params.length})`);
   }
   if (q.caller) {
     params.push(q.caller);
-    where.push(`(acl IS NULL OR jsonb_array_length(acl) = 0 OR acl ? '__public__' OR acl ?| $${params.length}::text[])`);
+    const acl = access.acl;
+    where.push(`(${acl} IS NULL OR jsonb_array_length(${acl}) = 0 OR ${acl} ? '__public__' OR ${acl} ?| $${params.length}::text[])`);
   }
   for (const f of q.filters) {
     if ('sourceField' in f) {
       params.push(f.equals);
-      where.push(`${SOURCE_FIELD_COLUMNS[f.sourceField]} = $${params.length}`);
+      where.push(`i.${SOURCE_FIELD_COLUMNS[f.sourceField]} = $${params.length}`);
     } else {
       params.push(JSON.stringify(f.contains));
-      where.push(`${f.metadata} @> $${params.length}::jsonb`);
+      where.push(`i.${f.metadata} @> $${params.length}::jsonb`);
     }
   }
   const clause = where.join(' AND ');
-  const [{ total }] = await sql.query(`SELECT count(*)::int AS total FROM rm_items WHERE ${clause}`, params);
-  const rows: ItemRow[] = await sql.query(`SELECT * FROM rm_items WHERE ${clause} ORDER BY created_at, item_id LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}`, params);
+  const from = `rm_items i ${access.joins}`;
+  const [{ total }] = await sql.query(`SELECT count(*)::int AS total FROM ${from} WHERE ${clause}`, params);
+  const rows: ItemRow[] = await sql.query(`SELECT i.* FROM ${from} WHERE ${clause} ORDER BY i.created_at, i.item_id LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}`, params);
   return { total, rows };
 }
 

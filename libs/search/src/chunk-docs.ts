@@ -22,6 +22,8 @@ export interface IndexedItem {
   metadata: Record<string, unknown>;
   additional_metadata: Record<string, unknown>;
   acl: string[] | null;
+  /** set on a synced document: its access is decided on each query, not by the index (see chunkDocs) */
+  connector_id?: string | null;
   expires_at: string | Date | null;
   created_at: string | Date;
   updated_at: string | Date;
@@ -44,6 +46,11 @@ const ms = (v: string | Date | null) => (v === null ? null : new Date(v).getTime
 /**
  * `version` and `writtenAt` come from the event that wrote the chunks (never from the clock or from read-model
  * columns that later status changes move), so a rebuild reproduces every field.
+ *
+ * A synced document's chunks are indexed with no principals (unrestricted for the engine's ACL pre-filter): its
+ * access is decided on each query from its resource's rules as they stand (items.queries.ts `itemsToCheck`), which
+ * change without any event on the item. Principals stamped at indexing time would go stale, and the pre-filter would
+ * drop chunks a widened rule allows; with none, the engine returns every candidate and the read-model check decides.
  */
 export function chunkDocs(item: IndexedItem, chunks: StoredChunk[], vectors: Float32Array[], version: number, writtenAt: string): ChunkDoc[] {
   return chunks.map((c, i) => ({
@@ -54,11 +61,11 @@ export function chunkDocs(item: IndexedItem, chunks: StoredChunk[], vectors: Flo
     title: item.title,
     text: c.text,
     vector: vectors[i],
-    principals: item.acl ?? null,
+    principals: item.connector_id ? null : (item.acl ?? null),
     metadata: scalars(item.metadata ?? {}),
     additionalMetadata: scalars(item.additional_metadata ?? {}),
     sourceType: item.source_type,
-    isApp: item.kind === 'app' || typeof item.additional_metadata?.connector_id === 'string',
+    isApp: item.kind === 'app' || !!item.connector_id || typeof item.additional_metadata?.connector_id === 'string',
     createdAt: ms(item.created_at)!,
     updatedAt: ms(writtenAt)!,
     expiresAt: ms(item.expires_at),

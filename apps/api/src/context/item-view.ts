@@ -1,13 +1,14 @@
 import type { DataSource } from 'typeorm';
 import { DomainError, invalid, notFound } from '@crs/domain/errors';
 import type { Store } from '@crs/domain/items/item.events';
-import { itemsWithId, type ItemRow } from '@crs/projections/items/items.queries';
+import { itemsWithId, type ItemAccessColumns, type ItemRow } from '@crs/projections/items/items.queries';
 
 /**
  * The one item with this id in a collection (and store, when given); both stores holding it needs `type`. An item of
- * a collection being deleted is not found.
+ * a collection being deleted is not found. `access_acl` and `served` say who may see it now (a synced document's from
+ * its resource's rules): a reader that serves its content checks them.
  */
-export async function findItem(ds: DataSource, databaseId: string, collection: string, itemId: string, store?: Store): Promise<ItemRow> {
+export async function findItem(ds: DataSource, databaseId: string, collection: string, itemId: string, store?: Store): Promise<ItemRow & ItemAccessColumns> {
   const rows = await itemsWithId(ds, databaseId, collection, itemId, store);
   if (!rows.length) throw notFound('ITEM_NOT_FOUND', `no item with id '${itemId}' in collection '${collection}'`);
   if (rows.length > 1) throw new DomainError('validation', 'AMBIGUOUS_ITEM', `both stores hold an item '${itemId}'; send type 'memory' or 'knowledge'`);

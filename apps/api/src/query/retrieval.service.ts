@@ -150,7 +150,7 @@ export class RetrievalService {
     for (const f of fused) {
       const candidate = byId.get(f.id)!;
       const item = rows.get(candidate.itemId);
-      if (!item || !this.servable(item, candidate, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata)) continue;
+      if (!item || !this.servable(item, candidate, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata) || !appsAllowed(item, req)) continue;
       const score = applyRecency(f.score, now - new Date(item.updated_at).getTime(), req.recencyBias);
       ranked.push({ candidate, item, score, keyword: f.keyword, vector: f.vector });
     }
@@ -252,6 +252,14 @@ export class ItemRows {
   get(key: string): ItemCheckRow | undefined {
     return this.rows.get(key);
   }
+}
+
+/**
+ * `query_apps` re-checked on the read model: with false, no connector or app content (a synced document, a memory
+ * inferred from one, an app item), whatever the index marked the chunk with.
+ */
+export function appsAllowed(item: ItemCheckRow, req: Pick<RetrievalRequest, 'includeApps'>): boolean {
+  return req.includeApps || !(item.synced_source !== null || item.kind === 'app' || typeof item.additional_metadata?.connector_id === 'string');
 }
 
 /** Metadata filters re-checked on the read model: an index with stale attributes can narrow, never widen. */

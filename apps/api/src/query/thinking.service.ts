@@ -8,7 +8,7 @@ import type { SearchCatalog } from '@crs/projections/search-index/search-catalog
 import type { StepClock } from '@crs/domain/step-clock';
 import { APP_CONFIG, DATA_SOURCE, QUERY_STEP_CLOCK, SEARCH_CATALOG, SEARCH_INDEX } from '@crs/platform/tokens';
 import { GraphContextService } from './graph-context.service';
-import { matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
+import { appsAllowed, matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
 import type { ThinkingWeights } from '@crs/domain/retrieval/thinking-weights';
 import { itemKeysWithIds } from '@crs/projections/items/items.queries';
 
@@ -89,7 +89,7 @@ export class ThinkingService {
         if (!candidates.has(doc.chunkId)) {
           const item = newItems.get(doc.itemId);
           const candidate = asCandidate(doc);
-          if (item && this.retrieval.servable(item, candidate, req.caller, now) && matchesFilters(item, req.metadata, req.additionalMetadata) && (req.includeApps || !doc.isApp)) {
+          if (item && this.retrieval.servable(item, candidate, req.caller, now) && matchesFilters(item, req.metadata, req.additionalMetadata) && (req.includeApps || !doc.isApp) && appsAllowed(item, req)) {
             candidates.set(doc.chunkId, { candidate, item, keyword: 0 });
           }
         }
@@ -121,7 +121,7 @@ export class ThinkingService {
 
   /**
    * Forceful relations: memories linked by `relations.ids` to a returned memory, in the same store and collection
-   * only (a link to a knowledge id yields nothing), each checked like any hit (status, expiry, ACL).
+   * only (a link to a knowledge id yields nothing), each checked like any hit (status, expiry, ACL, `query_apps`).
    */
   async linked(req: RetrievalRequest, results: RankedChunk[]): Promise<Map<string, RankedChunk[]>> {
     const out = new Map<string, RankedChunk[]>();
@@ -138,7 +138,7 @@ export class ThinkingService {
       for (const doc of docs) {
         const item = items.get(doc.itemId)!;
         const candidate = asCandidate(doc);
-        if (this.retrieval.servable(item, candidate, req.caller, now)) linked.push({ candidate, item, score: 0, keyword: 0, vector: 0 });
+        if (this.retrieval.servable(item, candidate, req.caller, now) && appsAllowed(item, req)) linked.push({ candidate, item, score: 0, keyword: 0, vector: 0 });
       }
       if (linked.length) out.set(r.candidate.chunkId, linked);
     }

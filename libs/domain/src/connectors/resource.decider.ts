@@ -68,6 +68,8 @@ export interface ResourceState {
   permission: PermissionCapture | null;
   /** an API access rule was set at some point */
   hadAclRule: boolean;
+  /** what happens to the synced documents of a removed resource (null while it is live) */
+  contentPolicy: ContentPolicy | null;
 }
 
 export const initialResource = (): ResourceState => ({
@@ -84,6 +86,7 @@ export const initialResource = (): ResourceState => ({
   verdict: null,
   permission: null,
   hadAclRule: false,
+  contentPolicy: null,
 });
 
 const addCounts = (a: SyncCounts, b: SyncCounts): SyncCounts => ({
@@ -130,7 +133,7 @@ function evolveResourceEvent(state: ResourceState, event: ResourceEvent): Resour
       return { ...state, settings, hadAclRule: state.hadAclRule || acl !== undefined };
     }
     case 'ResourceRemoved':
-      return { ...state, phase: 'removed', running: null };
+      return { ...state, phase: 'removed', running: null, contentPolicy: event.data.contentPolicy };
     case 'SyncStarted': {
       const { syncId, generation, trigger, startedAt, leaseExpiresAt } = event.data;
       return { ...state, running: { syncId, generation, trigger, startedAt, leaseExpiresAt, counts: NO_COUNTS } };

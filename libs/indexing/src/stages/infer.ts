@@ -61,7 +61,9 @@ export class MemoryInference {
           content: { sha256, bytes: Buffer.byteLength(fact.text), contentType: 'text/plain' }, pairs: false, isMarkdown: false, infer: false,
           customInstructions: null, userName: item.user_name, expiresAt: item.expires_at ? new Date(item.expires_at).toISOString() : null, metadata: item.metadata,
           additionalMetadata: { derived_from: item.item_id, inferred_kind: fact.kind, inference_model: this.inference.modelId }, relations: [item.item_id],
-          ...(item.acl ? { acl: item.acl } : {}), sourceType: 'inferred_memory',
+          // A synced source's access is decided when read (items.queries.ts `itemAccess`), and its inferred memories
+          // follow it there: a copy of an ACL taken now would go stale.
+          ...(item.acl && !item.connector_id ? { acl: item.acl } : {}), sourceType: 'inferred_memory',
         },
       };
       last = (await decideOnItem(this.store, ctx, item.database_id, key, (state) => (state.live && state.contentSha === sha256 ? [] : [event]))) ?? last;

@@ -76,12 +76,14 @@ export class InspectContextHandler implements IQueryHandler<InspectContext> {
     const db = await this.directory.resolve(caller.key, database);
     const item = await findItem(this.ds, db.id, collection, id, parseStoreType(params.type));
     const principals = callerPrincipals(params.acl);
-    if (!isVisible(item.acl, principals) || (item.expires_at && new Date(item.expires_at).getTime() <= Date.now())) throw notFound('ITEM_NOT_FOUND', `no item with id '${id}'`);
+    // The ACL that decides now (a synced document's from its resource's rules); a synced document its connector or
+    // resource no longer serves is not found.
+    if (!item.served || !isVisible(item.access_acl, principals) || (item.expires_at && new Date(item.expires_at).getTime() <= Date.now())) throw notFound('ITEM_NOT_FOUND', `no item with id '${id}'`);
     const size = Number(item.bytes);
     const presigned =
       exp === null
         ? null
-        : this.presigned.url({ org: db.orgId, db: db.id, item: item.item_key, cv: item.content_version, acl: aclDigest(item.acl), key: caller.key.prefix, exp }, urlBase);
+        : this.presigned.url({ org: db.orgId, db: db.id, item: item.item_key, cv: item.content_version, acl: aclDigest(item.access_acl), key: caller.key.prefix, exp }, urlBase);
     const base = {
       success: true as const,
       id: item.item_id,
