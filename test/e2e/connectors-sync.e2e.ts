@@ -126,4 +126,18 @@ describe('a connector synced end to end through the API', () => {
     expect((await query('grey heron weir', { query_apps: true })).some((c) => /heron/.test(c.chunk_content))).toBe(true);
     expect((await query('grey heron weir', { query_apps: false })).some((c) => /heron/.test(c.chunk_content))).toBe(false);
   });
+
+  it("a resource's access rule applies to its synced rows on the next query, with no new item event", async () => {
+    const heron = async (acl?: string[]) => (await query('grey heron weir', acl ? { acl } : {})).some((c) => /heron/.test(c.chunk_content));
+    const itemEvents = async () => (await t.store.readAll({ maxCount: 100_000 })).filter((e) => e.type.startsWith('Item')).length;
+    const before = await itemEvents();
+    expect(await heron(['bob@corp.io'])).toBe(true);
+    const patched = await t.request('PATCH', `/connectors/${connectorId}/resources/public.notes`, { body: { acl: ['ann@corp.io'] } });
+    expect(patched.status).toBe(200);
+    expect(await heron(['bob@corp.io'])).toBe(false);
+    expect(await heron(['ann@corp.io'])).toBe(true);
+    await t.request('PATCH', `/connectors/${connectorId}/resources/public.notes`, { body: { acl: ['__public__'] } });
+    expect(await heron(['bob@corp.io'])).toBe(true);
+    expect(await itemEvents()).toBe(before);
+  });
 });
