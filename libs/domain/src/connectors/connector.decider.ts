@@ -1,7 +1,7 @@
 import { isEventOf, type DomainEvent } from '../domain-event';
 import { conflict, notFound } from '../errors';
 import { checkRequired, checkSyncInterval, DEFAULT_SYNC_INTERVAL_SECONDS, storedInstructions } from './connector-settings';
-import { CONNECTOR_STREAM_EVENT_TYPES, type ContentPolicy, type ConnectorStreamEvent, DEFAULT_CONTENT_POLICY } from './connector.events';
+import { CONNECTOR_STREAM_EVENT_TYPES, type ConnectorCreated, type ContentPolicy, type ConnectorStreamEvent, DEFAULT_CONTENT_POLICY } from './connector.events';
 
 /**
  * One connector's settings and lifecycle (stream `connector-<connectorId>`).
@@ -11,16 +11,8 @@ import { CONNECTOR_STREAM_EVENT_TYPES, type ContentPolicy, type ConnectorStreamE
  * deleting or deleted are refused with CONNECTOR_NOT_FOUND, as the API shows neither; repeating a delete, or the
  * final step of one, is not.
  */
-export interface ConnectorSettings {
-  provider: string;
-  databaseId: string;
-  collection: string;
-  credentialsId: string;
-  customInstructions: string | null;
-  syncIntervalSeconds: number;
-  providerAccountScope: string;
-  captureEnabled: boolean;
-}
+/** A live connector's settings: what ConnectorCreated recorded, as later events changed it. */
+export type ConnectorSettings = Omit<ConnectorCreated['data'], 'connectorId'>;
 
 export interface ConnectorState {
   phase: 'absent' | 'live' | 'deleting' | 'deleted';
