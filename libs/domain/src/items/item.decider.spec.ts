@@ -89,6 +89,14 @@ describe('item decider', () => {
     it('an item not ingested by a sync is replaced by the synced document', () => {
       given([ingested(0)]).when(sync()).then([sync().event]);
     });
+    it("keeps the document's own rule in the new version: a change at the source never drops it", () => {
+      const rule: ItemEvent = { type: 'AclChanged', data: { ...ids, acl: ['user_email:ann@x.io'], previous: null } };
+      const changed = sync({ title: 'renamed' }).event;
+      given([synced(0), rule]).when(sync({ title: 'renamed' })).then([{ ...changed, data: { ...changed.data, acl: ['user_email:ann@x.io'] } }]);
+      given([synced(0), rule]).when(sync()).thenNothing();
+      // and the version that carries it is the source's version: the next sync of the same document appends nothing
+      given([synced(0), rule, { ...changed, data: { ...changed.data, acl: ['user_email:ann@x.io'] } }]).when(sync({ title: 'renamed' })).thenNothing();
+    });
   });
 
   describe('UpdateMetadata', () => {

@@ -92,9 +92,13 @@ export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] 
     case 'Ingest':
       if (state.live && !command.upsert) throw conflict('ITEM_EXISTS', `an item with id '${command.event.data.itemId}' already exists (upsert is false)`);
       return [command.event];
-    case 'SyncDocument':
+    case 'SyncDocument': {
       if (state.live && state.synced !== undefined && state.synced.fingerprint === syncedFingerprint(command.event.data)) return [];
+      // A document's own rule (a metadata `acl` edit) outlives a new version from the source: dropping it would widen
+      // the document back to its resource's rule (rule 13: deleting a rule never widens).
+      if (state.live && state.acl !== undefined) return [{ ...command.event, data: { ...command.event.data, acl: state.acl } }];
       return [command.event];
+    }
     case 'UpdateMetadata': {
       if (!state.live) throw notFound('ITEM_NOT_FOUND', `no item with id '${command.ids.itemId}'`);
       const out: ItemEvent[] = [];

@@ -8,7 +8,9 @@ import type { ItemIngested } from './item.events';
  * so the sync appends nothing.
  */
 export function syncedFingerprint(data: Omit<ItemIngested['data'], 'content'> & { content: { contentType: string; filename?: string } }): string {
-  const { content, databaseId: _d, itemKey: _k, ...rest } = data;
+  // The document's own rule is left out: the source never sets it (a metadata `acl` edit does, and SyncDocument carries
+  // it into each new version), so it says nothing about whether the source changed.
+  const { content, databaseId: _d, itemKey: _k, acl: _acl, ...rest } = data;
   return createHash('sha256')
     .update(canonicalJson({ ...rest, contentType: content.contentType, filename: content.filename ?? null }))
     .digest('hex');
