@@ -59,6 +59,8 @@ describe('a connector synced end to end through the API', () => {
       (1, 'Kestrel survey', 'The kestrel nests on the old water tower.', now()),
       (2, 'Heron survey', 'A grey heron fishes by the weir every morning.', now()),
       (3, 'Owl survey', 'Barn owls hunt over the meadow at dusk.', now())`);
+    await admin.query(`CREATE TABLE public.trees (id int PRIMARY KEY, body text)`);
+    await admin.query(`INSERT INTO public.trees VALUES (1, 'An ancient yew stands in the churchyard.'), (2, 'The copper beech lost a limb in the storm.')`);
     await admin.query(`GRANT USAGE ON SCHEMA public TO ${ROLE}`);
     await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${ROLE}`);
     t = await startTestApp('connectors_sync', { connectors: { ...configFromEnv({}, 'postgres://unused').connectors, allowPrivateNetworks: true, pollMs: 50 } });
@@ -82,7 +84,7 @@ describe('a connector synced end to end through the API', () => {
     expect(discovered.map((r: any) => r.resource_id)).toContain('public.notes');
 
     const before = new Date();
-    const configured = await t.request('POST', `/connectors/${connectorId}/configure`, { body: { resources: [{ resource_id: 'public.notes', resource_type: 'table', name: 'Notes' }] } });
+    const configured = await t.request('POST', `/connectors/${connectorId}/configure`, { body: { resources: [{ resource_id: 'public.notes', resource_type: 'table', name: 'Notes' }, { resource_id: 'public.trees', resource_type: 'table', name: 'Trees' }] } });
     expect(configured.status).toBe(200);
     const s = await untilSynced(before);
     expect(s).toMatchObject({ status: 'healthy', lifecycle: 'active' });
@@ -94,7 +96,7 @@ describe('a connector synced end to end through the API', () => {
     expect(kestrel.metadata).toMatchObject({ connector_id: connectorId, provider: 'postgres' });
     expect(kestrel.additional_metadata).toMatchObject({ connector_id: connectorId, resource_id: 'public.notes' });
     const listed = await t.request('POST', '/context/list', { body: { database: 'synced', page_size: 100 } });
-    expect(listed.body.data.sources).toHaveLength(3);
+    expect(listed.body.data.sources).toHaveLength(5);
   });
 
   it('an edit and a deletion at the source reach the query results on the next sync', async () => {
@@ -139,5 +141,22 @@ describe('a connector synced end to end through the API', () => {
     await t.request('PATCH', `/connectors/${connectorId}/resources/public.notes`, { body: { acl: ['__public__'] } });
     expect(await heron(['bob@corp.io'])).toBe(true);
     expect(await itemEvents()).toBe(before);
+  });
+
+  it("removing a resource with content=delete deletes its synced items; with content=keep they stay served", async () => {
+    const synced = async (resourceId: string) => (await t.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE connector_id = $1 AND resource_id = $2`, [connectorId, resourceId]))[0].n;
+    expect(await synced('public.trees')).toBe(2);
+    expect((await query('ancient yew churchyard')).some((c) => /yew/.test(c.chunk_content))).toBe(true);
+    expect((await t.request('DELETE', `/connectors/${connectorId}/resources/public.trees?content=delete`)).status).toBe(202);
+    expect((await query('ancient yew churchyard')).some((c) => /yew/.test(c.chunk_content))).toBe(false);
+    for (let i = 0; i < 200 && (await synced('public.trees')) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await synced('public.trees')).toBe(0);
+
+    const notes = await synced('public.notes');
+    expect(notes).toBe(2);
+    expect((await t.request('DELETE', `/connectors/${connectorId}/resources/public.notes?content=keep`)).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 300)); // time for a processor that should not act
+    expect(await synced('public.notes')).toBe(notes);
+    expect((await query('grey heron weir')).some((c) => /heron/.test(c.chunk_content))).toBe(true);
   });
 });
