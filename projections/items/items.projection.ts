@@ -58,11 +58,14 @@ export const itemsProjection: ReadModelProjection = {
       connector_id uuid,
       resource_id text,
       provider_permission jsonb,
+      external_id text,
+      source_content_hash text,
       PRIMARY KEY (database_id, item_key)
     ) WITH (fillfactor = 75)`,
     // A synced document's source (ItemIngested.connector): its access is decided on each query from the provider's
     // per-document permission and its resource's rules (ACL rule 12), and its connector's deletion finds it here.
-    `ALTER TABLE rm_items ADD COLUMN IF NOT EXISTS connector_id uuid, ADD COLUMN IF NOT EXISTS resource_id text, ADD COLUMN IF NOT EXISTS provider_permission jsonb`,
+    `ALTER TABLE rm_items ADD COLUMN IF NOT EXISTS connector_id uuid, ADD COLUMN IF NOT EXISTS resource_id text, ADD COLUMN IF NOT EXISTS provider_permission jsonb,
+       ADD COLUMN IF NOT EXISTS external_id text, ADD COLUMN IF NOT EXISTS source_content_hash text`,
     `CREATE INDEX IF NOT EXISTS rm_items_connector ON rm_items (connector_id, resource_id) WHERE connector_id IS NOT NULL`,
     // No index covers status (the pipeline's queue is rm_item_queue) and the pages keep room (fillfactor): an item's
     // status moves are HOT updates that write no index entry.
@@ -154,8 +157,8 @@ export const itemsProjection: ReadModelProjection = {
         await sql.query(
           `INSERT INTO rm_items (database_id, item_key, collection, store, item_id, kind, source_type, title, filename, content_sha256, content_type, bytes,
              pairs, is_markdown, infer, custom_instructions, user_name, expires_at, metadata, additional_metadata, relations, acl, app_kind, app_provider,
-             content_version, ingest_position, status, created_at, updated_at, connector_id, resource_id, provider_permission)
-           VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,'queued',$27,$27,$28,$29,$30)
+             content_version, ingest_position, status, created_at, updated_at, connector_id, resource_id, provider_permission, external_id, source_content_hash)
+           VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,'queued',$27,$27,$28,$29,$30,$31,$32)
            ON CONFLICT (database_id, item_key) DO UPDATE SET
              kind = EXCLUDED.kind, source_type = EXCLUDED.source_type, title = EXCLUDED.title, filename = EXCLUDED.filename,
              content_sha256 = EXCLUDED.content_sha256, content_type = EXCLUDED.content_type, bytes = EXCLUDED.bytes, pairs = EXCLUDED.pairs,
@@ -164,13 +167,15 @@ export const itemsProjection: ReadModelProjection = {
              acl = EXCLUDED.acl, app_kind = EXCLUDED.app_kind, app_provider = EXCLUDED.app_provider, content_version = EXCLUDED.content_version,
              ingest_position = EXCLUDED.ingest_position, status = 'queued', error_code = NULL, error_message = NULL, chunks_sha256 = NULL, chunk_count = 0,
              chunked_position = NULL, updated_at = EXCLUDED.updated_at, searchable_at = NULL, completed_at = NULL,
-             connector_id = EXCLUDED.connector_id, resource_id = EXCLUDED.resource_id, provider_permission = EXCLUDED.provider_permission
+             connector_id = EXCLUDED.connector_id, resource_id = EXCLUDED.resource_id, provider_permission = EXCLUDED.provider_permission,
+             external_id = EXCLUDED.external_id, source_content_hash = EXCLUDED.source_content_hash
            WHERE rm_items.ingest_position < EXCLUDED.ingest_position`,
           [
             d.databaseId, d.itemKey, d.collection, d.store, d.itemId, d.kind, d.sourceType, d.title, d.content.filename ?? null, d.content.sha256, d.content.contentType,
             d.content.bytes, d.pairs, d.isMarkdown, d.infer, d.customInstructions, d.userName, storableExpiry(d.expiresAt), JSON.stringify(d.metadata), JSON.stringify(d.additionalMetadata),
             JSON.stringify(d.relations), d.acl === undefined ? null : JSON.stringify(d.acl), d.appKind ?? null, d.appProvider ?? null, event.revision, event.position, at,
             d.connector?.connectorId ?? null, d.connector?.resourceId ?? null, d.connector?.permission ? JSON.stringify(d.connector.permission) : null,
+            d.connector?.externalId ?? null, d.connector?.contentHash ?? null,
           ],
         );
         return;
@@ -254,7 +259,7 @@ const COLUMNS: readonly (readonly [string, string])[] = [
   ['app_kind', 'text'], ['app_provider', 'text'], ['content_version', 'integer'], ['ingest_position', 'bigint'], ['status', 'text'],
   ['error_code', 'text'], ['error_message', 'text'], ['chunks_sha256', 'text'], ['chunk_count', 'integer'], ['chunked_position', 'bigint'],
   ['created_at', 'timestamptz'], ['updated_at', 'timestamptz'], ['searchable_at', 'timestamptz'], ['completed_at', 'timestamptz'],
-  ['connector_id', 'uuid'], ['resource_id', 'text'], ['provider_permission', 'jsonb'],
+  ['connector_id', 'uuid'], ['resource_id', 'text'], ['provider_permission', 'jsonb'], ['external_id', 'text'], ['source_content_hash', 'text'],
 ];
 const KEY_COLUMNS = ['database_id', 'item_key'];
 
@@ -305,7 +310,8 @@ async function foldItems(run: RecordedEvent[], sql: Sql): Promise<void> {
           app_kind: text(d.appKind), app_provider: text(d.appProvider), content_version: text(event.revision), ingest_position: text(event.position),
           status: 'queued', error_code: null, error_message: null, chunks_sha256: null, chunk_count: '0', chunked_position: null, updated_at: at,
           searchable_at: null, completed_at: null, connector_id: text(d.connector?.connectorId), resource_id: text(d.connector?.resourceId),
-          provider_permission: d.connector?.permission ? json(d.connector.permission) : null,
+          provider_permission: d.connector?.permission ? json(d.connector.permission) : null, external_id: text(d.connector?.externalId),
+          source_content_hash: text(d.connector?.contentHash),
         };
         rows.set(key, next);
         dirty.add(key);

@@ -49,6 +49,9 @@ export interface ItemRow {
   resource_id: string | null;
   /** the provider's per-document permission (a PermissionCapture), when it captures one */
   provider_permission: unknown;
+  /** the document's id at the provider, and the provider's content hash of the synced version */
+  external_id: string | null;
+  source_content_hash: string | null;
 }
 
 /** A row of rm_item_queue: an item waiting for a pipeline stage (`index`: queued or processing; `graph`: graph_creation). */
@@ -470,7 +473,7 @@ export function itemGrowth(sql: Sql, databaseId: string, collection?: string): P
 const countsScope = (collection?: string) => `${collection ? 'AND collection = $2' : ''} AND ${inActiveCollection('rm_item_counts')}`;
 
 /** A synced document's row, as the connector sync and its processors find them. */
-export type SyncedItemRow = Pick<ItemRow, 'database_id' | 'item_key' | 'item_id' | 'collection' | 'store' | 'resource_id' | 'ingest_position'>;
+export type SyncedItemRow = Pick<ItemRow, 'database_id' | 'item_key' | 'item_id' | 'collection' | 'store' | 'resource_id' | 'ingest_position' | 'external_id' | 'source_content_hash'>;
 
 /**
  * The items a connector synced (of one resource when `resourceId` is given), whatever their collection's state, in
@@ -483,7 +486,7 @@ export function syncedItems(
   q: { connectorId: string; resourceId?: string; limit: number; afterKey?: string; ingestedBefore?: number },
 ): Promise<SyncedItemRow[]> {
   return sql.query(
-    `SELECT database_id, item_key, item_id, collection, store, resource_id, ingest_position FROM rm_items
+    `SELECT database_id, item_key, item_id, collection, store, resource_id, ingest_position, external_id, source_content_hash FROM rm_items
      WHERE connector_id = $1 AND ($2::text IS NULL OR resource_id = $2) AND item_key > $3 AND ($4::bigint IS NULL OR ingest_position < $4)
      ORDER BY item_key LIMIT $5`,
     [q.connectorId, q.resourceId ?? null, q.afterKey ?? '', q.ingestedBefore ?? null, q.limit],

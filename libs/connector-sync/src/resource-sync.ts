@@ -344,7 +344,11 @@ class RunningSync {
     this.collections.add(collection);
   }
 
-  /** Every live item this resource synced, by external id, with the content hash it was synced at. */
+  /**
+   * Every live item this resource synced, by external id, with the content hash it was synced at: from the items read
+   * model, one query per page. An item the read model has not caught up with yet is missed here, which is harmless: it
+   * is not pruned this time, and a document re-read because its hash looked stale decides nothing when unchanged.
+   */
   private async knownDocuments(): Promise<Map<string, KnownDocument>> {
     const known = new Map<string, KnownDocument>();
     let afterKey = '';
@@ -352,11 +356,9 @@ class RunningSync {
       const rows = await syncedItems(this.deps.sql, { connectorId: this.job.connectorId, resourceId: this.job.resourceId, limit: LOAD_BATCH, afterKey });
       if (!rows.length) return known;
       afterKey = rows[rows.length - 1].item_key;
-      const states = await loadItemStates(this.deps.store, rows.map((r) => ({ databaseId: r.database_id, itemKey: r.item_key })));
       for (const r of rows) {
-        const synced = states.get(streams.item(r.database_id, r.item_key));
-        if (!synced?.live || !synced.synced || synced.synced.resourceId !== this.job.resourceId || synced.synced.connectorId !== this.job.connectorId) continue;
-        known.set(synced.synced.externalId, { contentHash: synced.synced.contentHash, itemKey: r.item_key, itemId: r.item_id, collection: r.collection, databaseId: r.database_id });
+        if (r.external_id === null || r.source_content_hash === null) continue;
+        known.set(r.external_id, { contentHash: r.source_content_hash, itemKey: r.item_key, itemId: r.item_id, collection: r.collection, databaseId: r.database_id });
       }
     }
   }
