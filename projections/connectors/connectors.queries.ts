@@ -89,7 +89,8 @@ export interface DueResourceRow extends ConnectorResourceRow {
  * Live resources of live, unpaused connectors whose sync is due at `now`: none running (or its lease expired), and
  * a deferral's `retry_at` has passed; or, after a refusal of the credentials (auth, scope), the connector's interval
  * has passed (new credentials request a sync at once); or, after other failures, a backoff of `backoffBaseSeconds`
- * doubling with each failure in a row, at most the interval; or no sync of this generation has completed; or the
+ * doubling with each failure in a row, at most the interval, times a jitter of 0.8 to 1.2 drawn from the resource and
+ * its failure count (resources that failed together, say when their source went down, do not retry together); or no sync of this generation has completed; or the
  * interval has passed since the last sync ended. Oldest first, at most `limit`.
  */
 export function dueResources(sql: Sql, now: Date, limit: number, backoffBaseSeconds = 30): Promise<DueResourceRow[]> {
@@ -103,7 +104,8 @@ export function dueResources(sql: Sql, now: Date, limit: number, backoffBaseSeco
               WHEN r.last_ended_at IS NULL THEN true
               WHEN r.state->'authFailure' <> 'null'::jsonb THEN r.last_ended_at + make_interval(secs => (c.state->'settings'->>'syncIntervalSeconds')::int) <= $1
               WHEN (r.state->>'consecutiveFailures')::int > 0 THEN r.last_ended_at + make_interval(secs => LEAST(
-                     (c.state->'settings'->>'syncIntervalSeconds')::int, $3::int * power(2, (r.state->>'consecutiveFailures')::int - 1)::int)) <= $1
+                     (c.state->'settings'->>'syncIntervalSeconds')::int, $3::int * power(2, (r.state->>'consecutiveFailures')::int - 1)::int)
+                     * (0.8 + 0.4 * (hashtext(r.connector_id::text || r.resource_id || (r.state->>'consecutiveFailures')) & 65535) / 65535.0)) <= $1
               WHEN (r.state->>'completedGeneration') IS NULL OR (r.state->>'completedGeneration')::int <> r.generation THEN true
               ELSE r.last_ended_at + make_interval(secs => (c.state->'settings'->>'syncIntervalSeconds')::int) <= $1
             END)

@@ -3,7 +3,8 @@ import { decideConnector, evolveConnector, initialConnector } from '@crs/domain/
 import { decideResource, evolveResource, initialResource, type ResourceCommand } from '@crs/domain/connectors/resource.decider';
 import { streams } from '@crs/domain/streams';
 import { handleCommand, type CommandContext } from '@crs/eventstore/command-handling';
-import { CONNECTOR_SYNC_REQUESTS } from '@crs/platform/tokens';
+import { CONNECTOR_SCHEDULER, CONNECTOR_SYNC_REQUESTS } from '@crs/platform/tokens';
+import { dueResources } from '@crs/projections/connectors/connectors.queries';
 import { crs } from '../support/crs';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -22,6 +23,8 @@ describe('crs connectors', () => {
 
   beforeAll(async () => {
     t = await startTestApp('cli-connectors');
+    // What is recorded here is read, never synced: the scheduler would try these made-up resources.
+    await t.get(CONNECTOR_SCHEDULER).stop();
     await t.createDatabase('synced');
     const db = await t.directory.find('default', 'synced');
     await handleCommand(t.store, streams.connector(connectorId), { initial: initialConnector, evolve: evolveConnector }, decideConnector, {
@@ -83,5 +86,34 @@ describe('crs connectors', () => {
     expect((await crs(t, 'connectors', 'sync', connectorId, '--resource', 'public.nope')).code).toBe(1);
     expect((await crs(t, 'connectors', 'sync', randomUUID())).code).toBe(1);
     expect((await requests.take(100)).map((q) => [q.connectorId, q.resourceId])).toEqual([[connectorId, 'public.orders']]);
+  });
+
+  it('says when a resource is due: after a transient failure a jittered backoff, after a deferral its retry time, else the interval', async () => {
+    const ids = { connectorId };
+    const due = async (at: Date) => (await dueResources(t.ds, at, 100)).filter((r) => r.connector_id === connectorId).map((r) => r.resource_id).sort();
+    await onResource({ type: 'ConfigureResource', ...ids, resourceId: 'public.flaky', resourceType: 'table', name: 'flaky' });
+    await onResource({ type: 'StartSync', ...ids, resourceId: 'public.flaky', syncId: 'sync-3', trigger: 'initial', now: now(), leaseExpiresAt: inAMinute() });
+    await onResource({ type: 'FailSync', ...ids, resourceId: 'public.flaky', syncId: 'sync-3', generation: 1, kind: 'transient', message: 'connection reset' });
+    await onResource({ type: 'ConfigureResource', ...ids, resourceId: 'public.busy', resourceType: 'table', name: 'busy' });
+    await onResource({ type: 'StartSync', ...ids, resourceId: 'public.busy', syncId: 'sync-4', trigger: 'initial', now: now(), leaseExpiresAt: inAMinute() });
+    const retryAt = new Date(Date.now() + 120_000);
+    await onResource({ type: 'DeferSync', ...ids, resourceId: 'public.busy', syncId: 'sync-4', generation: 1, retryAt: retryAt.toISOString(), reason: 'rate_limited' });
+    const at = (seconds: number) => new Date(Date.now() + seconds * 1000);
+    // One failure: 30 s times 0.8 to 1.2. The completed and the unauthorized resources wait for the interval (an hour).
+    expect(await due(at(5))).toEqual([]);
+    expect(await due(at(23))).toEqual([]);
+    expect(await due(at(37))).toEqual(['public.flaky']);
+    expect(await due(at(125))).toEqual(['public.busy', 'public.flaky']);
+    expect(await due(at(3700))).toEqual(['public.busy', 'public.flaky', 'public.orders', 'public.users']);
+  });
+
+  it('the connectors read model rebuilds from the log and verifies equal, like every read model', async () => {
+    const verified = await crs(t, 'projections', 'verify', 'connectors');
+    expect(verified.code).toBe(0);
+    expect(verified.out.join('\n')).toMatch(/connectors.*equal/);
+    const before = await t.ds.query('SELECT connector_id, resource_id, state FROM rm_connector_resources ORDER BY 1, 2');
+    expect((await crs(t, 'projections', 'rebuild', 'connectors')).code).toBe(0);
+    expect(await t.ds.query('SELECT connector_id, resource_id, state FROM rm_connector_resources ORDER BY 1, 2')).toEqual(before);
+    expect(before).toHaveLength(4);
   });
 });
