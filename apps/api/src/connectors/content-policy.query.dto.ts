@@ -5,5 +5,5 @@ import { CONTENT_POLICIES, type ContentPolicy } from '@crs/domain/connectors/con
 /** `?content=delete|keep` of the connector and resource DELETE routes. */
 export class ContentPolicyQuery {
   @ApiPropertyOptional({ enum: CONTENT_POLICIES, default: 'delete', description: 'delete: the synced documents are deleted with it; keep: they stay as ordinary items under their last ACL' })
-  @IsOptional() @IsIn(CONTENT_POLICIES as unknown as string[], { message: "content must be 'delete' or 'keep'" }) content?: ContentPolicy;
+  @IsOptional() @IsIn([...CONTENT_POLICIES], { message: "content must be 'delete' or 'keep'" }) content?: ContentPolicy;
 }

@@ -1,5 +1,5 @@
 import { isEventOf, type DomainEvent } from '../domain-event';
-import { conflict, notFound } from '../errors';
+import { conflict, notFound, unknownCommand } from '../errors';
 import { checkRequired, checkSyncInterval, DEFAULT_SYNC_INTERVAL_SECONDS, storedInstructions } from './connector-settings';
 import { CONNECTOR_STREAM_EVENT_TYPES, type ConnectorCreated, type ContentPolicy, type ConnectorStreamEvent, DEFAULT_CONTENT_POLICY } from './connector.events';
 
@@ -170,7 +170,7 @@ export function decideConnector(command: ConnectorCommand, state: ConnectorState
       return [{ type: 'ConnectorDeleted', data: { connectorId, contentPolicy: state.contentPolicy ?? DEFAULT_CONTENT_POLICY } }];
     default: {
       const never: never = command;
-      throw new Error(`unknown command ${(never as any).type}`);
+      throw unknownCommand(never);
     }
   }
 }

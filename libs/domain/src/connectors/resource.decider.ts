@@ -1,6 +1,6 @@
 import { isEventOf, type DomainEvent } from '../domain-event';
 import { normalizeDocumentAcl, PRIVATE } from '../acl';
-import { conflict, invalid, notFound } from '../errors';
+import { conflict, invalid, notFound, unknownCommand } from '../errors';
 import type { PermissionCapture } from './access-precedence';
 import { checkRequired, storedInstructions } from './connector-settings';
 import {
@@ -347,7 +347,7 @@ export function decideResource(command: ResourceCommand, state: ResourceState): 
       ];
     default: {
       const never: never = command;
-      throw new Error(`unknown command ${(never as any).type}`);
+      throw unknownCommand(never);
     }
   }
 }
