@@ -23,6 +23,8 @@ interface FakeDocument {
   kind: string;
   permission?: PermissionCapture;
   seq: number;
+  /** the last change was to the permission alone */
+  permissionOnly?: boolean;
 }
 
 /**
@@ -42,6 +44,8 @@ export class FakeProvider implements ConnectorProvider {
   };
 
   pageSize = 2;
+  /** Report a permission-only change as a `permission` event (a source whose feed says so) instead of an upsert. */
+  permissionEvents = false;
   private seq = 0;
   private readonly resources = new Map<string, Map<string, FakeDocument>>();
   /** errors to throw, each after `skip` more calls succeed */
@@ -66,7 +70,7 @@ export class FakeProvider implements ConnectorProvider {
   setPermission(resourceId: string, id: string, permission: PermissionCapture): void {
     const doc = this.docs(resourceId).get(id);
     if (!doc) throw new Error(`no document ${id}`);
-    this.docs(resourceId).set(id, { ...doc, permission, seq: ++this.seq });
+    this.docs(resourceId).set(id, { ...doc, permission, seq: ++this.seq, permissionOnly: true });
   }
 
   remove(resourceId: string, id: string): void {
@@ -137,7 +141,11 @@ export class FakeProvider implements ConnectorProvider {
         .sort((a, b) => a.seq - b.seq)
         .slice(0, this.pageSize);
       this.pagesServed++;
-      for (const d of page) yield { kind: 'upsert', doc: this.document(d) };
+      for (const d of page) {
+        // a full sync (no cursor) lists documents; only a feed read from a position says what alone changed
+        if (this.permissionEvents && d.permissionOnly && cursor !== null) yield { kind: 'permission', id: d.id, permission: d.permission ?? { status: 'captured', acl: null } };
+        else yield { kind: 'upsert', doc: this.document(d) };
+      }
       if (page.length) after = page[page.length - 1].seq;
       yield { kind: 'checkpoint', cursor: JSON.stringify({ seq: after }) };
       if (page.length < this.pageSize) return;

@@ -161,8 +161,16 @@ export interface SyncCounts {
   deleted: number;
   /** documents that could not be synced (a provider `failure` event); the rest went on */
   failed: number;
+  /** documents whose per-document permission alone changed (no new version); absent: none */
+  permissions?: number;
 }
 export const NO_COUNTS: SyncCounts = { upserted: 0, unchanged: 0, deleted: 0, failed: 0 };
+
+/** Two counts added up (`permissions` left out while both have none, as older events do). */
+export function addCounts(a: SyncCounts, b: SyncCounts): SyncCounts {
+  const permissions = (a.permissions ?? 0) + (b.permissions ?? 0);
+  return { upserted: a.upserted + b.upserted, unchanged: a.unchanged + b.unchanged, deleted: a.deleted + b.deleted, failed: a.failed + b.failed, ...(permissions ? { permissions } : {}) };
+}
 
 /** The cursor moved: every effect up to `cursor` is committed. Renews the sync's lease. */
 export interface SyncCheckpointRecorded {

@@ -6,6 +6,7 @@ import { checkRequired, storedInstructions } from './connector-settings';
 import {
   type ContentPolicy,
   DEFAULT_CONTENT_POLICY,
+  addCounts,
   NO_COUNTS,
   type PermissionVerdict,
   type ResourceEvent,
@@ -89,12 +90,6 @@ export const initialResource = (): ResourceState => ({
   contentPolicy: null,
 });
 
-const addCounts = (a: SyncCounts, b: SyncCounts): SyncCounts => ({
-  upserted: a.upserted + b.upserted,
-  unchanged: a.unchanged + b.unchanged,
-  deleted: a.deleted + b.deleted,
-  failed: a.failed + b.failed,
-});
 
 function capture(previous: PermissionCapture | null, verdict: PermissionVerdict): PermissionCapture {
   switch (verdict.status) {
