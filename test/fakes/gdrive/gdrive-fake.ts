@@ -223,6 +223,10 @@ export class DriveFake {
     this.recordChange('drive', driveId, driveId);
   }
 
+  hasFile(fileId: string): boolean {
+    return this.files.has(fileId);
+  }
+
   /** Adds a file (or a folder, by its mime type) and records the change; `modifiedTime` may be given, back-dated. */
   addFile(file: DriveFile & { id: string }, content = '', permissions: DrivePermission[] = []): void {
     const modifiedTime = file.modifiedTime ?? this.tick();
