@@ -1,7 +1,9 @@
 import { createSign } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { isIP } from 'node:net';
 import { auth, drive, type drive_v3 } from '@googleapis/drive';
+import { isPublicAddress, type LookupFn } from '@crs/network/address-policy';
 import { PrivateTargetError, privateTargetReason, publicOnlyLookup } from '@crs/network/public-targets';
 import { AuthError, ConfigurationError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '../../provider-errors';
 import type { Credentials } from '../../provider.port';
@@ -76,6 +78,8 @@ export interface TokenExchangeOptions {
   allowPrivateNetworks: boolean;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** resolves the token_uri's host (tests replace it to give a hostile DNS answer) */
+  lookup?: LookupFn;
 }
 
 /**
@@ -84,10 +88,10 @@ export interface TokenExchangeOptions {
  * The exchange itself connects only to checked addresses (`publicOnlyLookup`), so a name that resolves elsewhere
  * later is refused at connect time too.
  */
-export async function checkTokenUri(key: ServiceAccountKey, allowPrivateNetworks: boolean): Promise<void> {
+export async function checkTokenUri(key: ServiceAccountKey, allowPrivateNetworks: boolean, lookup?: LookupFn): Promise<void> {
   if (allowPrivateNetworks) return;
   if (key.tokenUri.protocol !== 'https:') throw new ConfigurationError('The token_uri of service_account_key must be an https:// URL.');
-  const reason = await privateTargetReason(key.tokenUri.hostname);
+  const reason = await privateTargetReason(key.tokenUri.hostname, lookup ? { lookup } : {});
   if (reason) throw new TargetForbiddenError(`The token_uri of service_account_key leads to ${key.tokenUri.hostname}, which is not on the public internet (${reason}); connectors may not connect to this service's own network.`);
 }
 
@@ -121,7 +125,12 @@ const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
  * `unauthorized_client` (domain-wide delegation not granted for the scope) a ScopeError. Redirects are not followed.
  */
 export async function exchangeServiceAccountKey(key: ServiceAccountKey, subject: string | null, opts: TokenExchangeOptions): Promise<AccessToken> {
-  await checkTokenUri(key, opts.allowPrivateNetworks);
+  await checkTokenUri(key, opts.allowPrivateNetworks, opts.lookup);
+  return requestServiceAccountToken(key, subject, opts);
+}
+
+/** The exchange without the check before it: the connection is still checked when it connects. */
+export async function requestServiceAccountToken(key: ServiceAccountKey, subject: string | null, opts: TokenExchangeOptions): Promise<AccessToken> {
   const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signedAssertion(key, subject, Math.floor(Date.now() / 1000)) }).toString();
   const started = Date.now();
   const { status, headers, text: answer } = await post(key.tokenUri, body, opts);
@@ -153,14 +162,22 @@ export async function exchangeServiceAccountKey(key: ServiceAccountKey, subject:
   throw new ConfigurationError(`The token endpoint ${where} answered ${said} instead of an access token; check the token_uri of service_account_key.`);
 }
 
+/**
+ * One POST to the token endpoint. Unless private networks are allowed, an address literal is checked before
+ * connecting and a name is resolved by `publicOnlyLookup`, so the socket connects only to a checked public address.
+ */
 function post(url: URL, body: string, opts: TokenExchangeOptions): Promise<{ status: number; headers: Headers; text: string }> {
   const lib = url.protocol === 'https:' ? https : http;
+  const literal = url.hostname.replace(/^\[|\]$/g, '');
+  if (!opts.allowPrivateNetworks && isIP(literal) && !isPublicAddress(literal)) {
+    return Promise.reject(new TargetForbiddenError(`The token_uri of service_account_key leads to ${literal}, a private, loopback, link-local or reserved address; connectors may not connect to this service's own network.`));
+  }
   return new Promise((resolve, reject) => {
     const request = lib.request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)), accept: 'application/json' },
       agent: false,
-      ...(opts.allowPrivateNetworks ? {} : { lookup: publicOnlyLookup() }),
+      ...(opts.allowPrivateNetworks ? {} : { lookup: publicOnlyLookup(opts.lookup) }),
       signal: opts.signal,
       timeout: opts.timeoutMs ?? 20_000,
     });
