@@ -100,6 +100,9 @@ const grantDigest = (file: DriveFile) => createHash('sha256').update([...(file.p
 /** When a file last changed its content as far as its times tell: the later of its modification and creation. */
 const contentTime = (file: DriveFile) => Math.max(Date.parse(file.modifiedTime ?? '') || 0, Date.parse(file.createdTime ?? '') || 0);
 
+/** The changes feed read: a shared drive's (its items only), or the account's own without other drives' items. */
+const feedScope = (driveId: string | null) => (driveId ? { driveId, includeItemsFromAllDrives: true } : { includeItemsFromAllDrives: false });
+
 /** What "says nothing of its own" is as a `permission` event (the event needs a capture). */
 const SAYS_NOTHING: PermissionCapture = { status: 'captured', acl: null };
 
@@ -313,7 +316,7 @@ class Crawl {
       yield { kind: 'checkpoint', cursor: encodeCursor(cursor) };
     }
     for (;;) {
-      const { data, serverTime } = await this.session.changes({ pageToken: cursor.pageToken, pageSize: this.pageSize, fields: `nextPageToken,newStartPageToken,changes(changeType,removed,fileId,driveId,time,file(${CRAWL_FIELDS}))`, ...(cursor.feedDriveId ? { driveId: cursor.feedDriveId } : {}) });
+      const { data, serverTime } = await this.session.changes({ pageToken: cursor.pageToken, pageSize: this.pageSize, fields: `nextPageToken,newStartPageToken,changes(changeType,removed,fileId,driveId,time,file(${CRAWL_FIELDS}))`, ...feedScope(cursor.feedDriveId) });
       cursor.nextContentSince ??= (serverTime ?? Date.now()) - this.feedLagMs;
       for (const change of data.changes ?? []) yield* this.apply(change, cursor);
       if (data.nextPageToken) {
