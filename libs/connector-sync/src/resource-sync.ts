@@ -53,7 +53,11 @@ export interface ResourceSyncDeps {
   pipeline: { wake(): void };
   log: RunnerLogger;
   clock: Clock;
-  settings: { leaseMs: number; massDeletionThreshold: number };
+  /**
+   * `leaseMs`: how long a sync's lease runs from its start, each checkpoint and each heartbeat. `heartbeatMs` (default
+   * a third of the lease): how long a sync may go without renewing it (no checkpoint) before it renews it anyway.
+   */
+  settings: { leaseMs: number; massDeletionThreshold: number; heartbeatMs?: number };
 }
 
 export interface SyncJob {
@@ -136,6 +140,10 @@ class RunningSync {
   private readonly target: DocumentTarget;
   private readonly resourceConfig: ResourceConfig;
   private readonly collections = new Set<string>();
+  /** when the lease was last renewed (performance.now()): started, checkpointed or renewed by the heartbeat */
+  private renewedAt = performance.now();
+  /** set when a lease renewal was refused: why the sync is no longer the resource's running one */
+  private lost: string | null = null;
   /** what the crawl did to each external id: the content hash it upserted, or null for a delete */
   private readonly crawled = new Map<string, string | null>();
 
@@ -162,7 +170,35 @@ class RunningSync {
     return new Date(this.deps.clock().getTime() + this.deps.settings.leaseMs).toISOString();
   }
 
+  /**
+   * Renews the lease while a page takes long (a slow source, a large document): every `heartbeatMs` without a lease
+   * renewal, a `RenewLease`. A refusal means another sync took the resource over, or it was replaced or removed: the
+   * crawl stops at its next page. Returns the function that stops the heartbeat.
+   */
+  private startHeartbeat(): () => void {
+    const every = Math.max(50, this.deps.settings.heartbeatMs ?? Math.floor(this.deps.settings.leaseMs / 3));
+    const timer = setInterval(() => {
+      if (performance.now() - this.renewedAt < every || this.lost !== null) return;
+      this.renewedAt = performance.now();
+      this.stream.decide(this.ctx(), { type: 'RenewLease', ...this.ref, now: this.deps.clock().toISOString(), leaseExpiresAt: this.leaseEnd() }).catch((err) => {
+        if (isDomainError(err, 'SYNC_NOT_CURRENT')) this.lost = err.message;
+        else this.deps.log.error({ err: err instanceof Error ? err.message : String(err), connectorId: this.job.connectorId, resourceId: this.job.resourceId }, 'connector sync: renewing the lease failed');
+      });
+    }, Math.max(25, Math.floor(every / 2)));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   async execute(): Promise<SyncResult> {
+    const stopHeartbeat = this.startHeartbeat();
+    try {
+      return await this.crawl();
+    } finally {
+      stopHeartbeat();
+    }
+  }
+
+  private async crawl(): Promise<SyncResult> {
     try {
       const provider = this.deps.providers.get(this.connector.provider);
       if (!provider) return await this.fail('configuration', `this service has no provider '${this.connector.provider}'; the connector cannot sync until it is deleted and created with a known provider`);
@@ -185,6 +221,7 @@ class RunningSync {
         const counts = await this.applyPage(page);
         page = [];
         await this.stream.decide(this.ctx(), { type: 'RecordCheckpoint', ...this.ref, cursor: event.cursor, counts, leaseExpiresAt: this.leaseEnd() });
+        this.renewedAt = performance.now();
         this.cursor = event.cursor;
       }
       // A provider ends a complete sync with a checkpoint; anything after the last one is applied (idempotent) but
@@ -260,6 +297,7 @@ class RunningSync {
    * processor and this sync do not race for long (the resource from the read model, which may lag a little).
    */
   private async requireLiveConnector(): Promise<void> {
+    if (this.lost !== null) throw new StopSync(this.lost);
     const state = await loadConnector(this.deps.store, this.job.connectorId);
     if (state.phase !== 'live') throw new StopSync('the connector is being deleted');
     const row = await findConnectorResource(this.deps.sql, this.job.connectorId, this.job.resourceId);
