@@ -166,8 +166,8 @@ export class JiraProvider implements ConnectorProvider {
   }
 
   /**
-   * The issues updated since the cursor, oldest first (docs/providers/jira.md, "Incremental sync"): first the issues
-   * of security levels whose members changed (a change that moves no issue), then `updated >= <minute of the
+   * The issues updated since the cursor, oldest first (docs/providers/jira.md, "Incremental sync"): first a
+   * `permission` event for each issue of a security level whose members changed (a change that moves no issue), then `updated >= <minute of the
    * position>` page by page, each page read again from the position it reached, so an issue edited during the crawl
    * moves to the end of the query instead of shifting another out of it. Every `full_sweep_hours` the crawl starts
    * again from the first issue.
@@ -198,15 +198,18 @@ export class JiraProvider implements ConnectorProvider {
         // A level left the scheme: the issues that had it changed level without Jira saying which; read them all.
         Object.assign(state, { position: null, sweepStartedAt: now, levels: {} });
       } else if (current.length > 0) {
+        // Only who may see these issues changed: a permission event each, no content read again.
         const jqlOf = (after: string | null) => `project = "${key}" AND level in (${current.join(', ')})${after ? ` AND key > "${after}"` : ''} ORDER BY key ASC`;
         for (let after: string | null = null; ; ) {
           api.checkAborted();
-          const page: Version3Models.SearchAndReconcileResults = await this.search(api, key, jqlOf(after), pageSize, undefined);
+          const page: Version3Models.SearchAndReconcileResults = await api.call(`reading the issues of changed security levels of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql: jqlOf(after), maxResults: 100, fields: ['security', 'reporter', 'assignee'] }), true);
           const issues = (page.issues ?? []) as SearchedIssue[];
-          for (const issue of issues) yield* await this.issueEvents(api, issue, levels, state);
+          for (const issue of issues) {
+            const levelId = issue.fields.security?.id;
+            if (levelId) yield { kind: 'permission', id: issue.id, permission: levels.permission(levelId, issue) };
+          }
           if (page.nextPageToken === undefined || issues.length === 0) break;
           after = issues[issues.length - 1].key;
-          yield checkpoint();
         }
         for (const id of current) state.levels[id] = levels.digest(id)!;
         yield checkpoint();
