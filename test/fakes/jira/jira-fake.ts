@@ -245,6 +245,11 @@ export class JiraFake {
     return key;
   }
 
+  /** The id of the issue with this key. */
+  issueId(key: string): string {
+    return this.issue(key).id;
+  }
+
   /** The key of the issue with this id. */
   keyOf(id: string): string | undefined {
     return [...this.issues.values()].find((i) => i.id === id)?.key;
@@ -447,8 +452,9 @@ export class JiraFake {
     return project;
   }
 
+  /** An issue by key or id, as Jira's `issueIdOrKey` paths take either. */
   private issue(key: string): IssueState {
-    const issue = this.issues.get(key);
+    const issue = this.issues.get(key) ?? [...this.issues.values()].find((i) => i.id === key);
     if (issue === undefined) throw Object.assign(new Error('Issue does not exist or you do not have permission to see it.'), { statusCode: 404 });
     return issue;
   }

@@ -1,4 +1,4 @@
-import type { Version3Models } from 'jira.js';
+import { HttpException, type Version3Models } from 'jira.js';
 import { ConfigurationError, DocumentError, ProviderError } from '../../provider-errors';
 import type {
   AccountIdentity,
@@ -267,18 +267,29 @@ export class JiraProvider implements ConnectorProvider {
       if (digest) state.levels[levelId] = digest;
     }
     const comments = await this.comments(api, issue);
+    // Deleted between the search and its comments: gone, as the next listing would say.
+    if (comments === null) return [{ kind: 'delete', id: issue.id }];
     return [{ kind: 'upsert', doc: issueDocument(issue, comments, api.site.baseUrl, permission) }];
   }
 
-  /** The comments a search carried, and the rest from /issue/{id}/comment when the search carried only some. */
-  private async comments(api: JiraApi, issue: SearchedIssue): Promise<Version3Models.Comment[]> {
+  /**
+   * The comments a search carried, and the rest from /issue/{id}/comment when the search carried only some; null when
+   * the issue no longer exists.
+   */
+  private async comments(api: JiraApi, issue: SearchedIssue): Promise<Version3Models.Comment[] | null> {
     const field = issue.fields.comment;
     const shown = field?.comments ?? [];
     if (!field || (field.total ?? shown.length) <= shown.length) return shown;
     const all: Version3Models.Comment[] = [];
     for (let startAt = 0; ; ) {
       api.checkAborted();
-      const page = await api.call(`reading the comments of issue ${issue.key}`, (c) => c.issueComments.getComments({ issueIdOrKey: issue.id, startAt, maxResults: 100, orderBy: 'created' }));
+      let page: Version3Models.PageOfComments;
+      try {
+        page = await api.call(`reading the comments of issue ${issue.key}`, (c) => c.issueComments.getComments({ issueIdOrKey: issue.id, startAt, maxResults: 100, orderBy: 'created' }));
+      } catch (err) {
+        if (err instanceof ProviderError && err.cause instanceof HttpException && err.cause.status === 404) return null;
+        throw err;
+      }
       const comments = page.comments ?? [];
       all.push(...comments);
       startAt += comments.length;
