@@ -284,6 +284,14 @@ describe('jira provider', () => {
       expect(byKey['OPS-3'].permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
       // OPS-2's reporter hides their email: the level's other members only, never the project
       expect(byKey['OPS-2'].permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+      // a member of the level who may not browse the project does not see its issues, as in Jira
+      fake.addUser({ accountId: 'acc-zed', displayName: 'Zed', emailAddress: 'zed@example.test' });
+      fake.setSecurityLevelHolders('OPS', '10100', [{ type: 'user', value: 'acc-zed' }, { type: 'reporter' }]);
+      const again = await sync(null);
+      expect(again.docs.filter((d) => d.permission).map((d) => [d.metadata.issue_key, d.permission])).toEqual([
+        ['OPS-3', { status: 'captured', acl: ['user_email:bob@example.test'] }],
+        ['OPS-2', { status: 'captured', acl: ['__private__'] }],
+      ]);
     });
 
     it('a change of a level\'s members moves no issue: the next sync gives a permission event for each of its issues', async () => {

@@ -155,6 +155,7 @@ export interface BrowseAccess {
   acl: StoredAcl | null;
   principals: number;
   unresolved: number;
+  holders: Holders;
 }
 
 /**
@@ -168,22 +169,38 @@ export async function browseAccess(api: JiraApi, projectKey: string, directory =
   // The reporter, assignee or lead of each issue: not a resource-wide grant; left out, which only narrows.
   const holders = await resolveHolders(grants.filter((h) => !['reporter', 'assignee', 'projectLead', 'reporterWithCreatePermission', 'assigneeWithAssignablePermission'].includes(h.type)), directory);
   const acl = holdersAcl(holders, `group:jira:browse:${projectKey.toLowerCase()}`);
-  return { acl: holders.unresolved > 0 ? null : acl, principals: acl[0] === PUBLIC || acl[0] === PRIVATE ? 0 : acl.length, unresolved: holders.unresolved };
+  return { acl: holders.unresolved > 0 ? null : acl, principals: acl[0] === PUBLIC || acl[0] === PRIVATE ? 0 : acl.length, unresolved: holders.unresolved, holders };
+}
+
+/**
+ * Whether a person (by principal) may browse the project: anyone may when the grant is public or goes to every user of
+ * an application role; otherwise the resolved users and group members may. People Jira hides are not known, so they
+ * are not let through.
+ */
+function browsePasses(browse: Holders): (principal: string) => boolean {
+  if (browse.public || browse.principals.size > 0) return () => true;
+  const members = new Set([...browse.emails, ...[...browse.groups.values()].flat()]);
+  return (principal) => members.has(principal);
 }
 
 interface LevelRule {
   name: string;
   holders: Holders;
+  /** the level's people who may also browse the project, as principals; `public` when both are public */
+  people: Set<string> | 'public';
   /** changes exactly when who may see the level's issues changes */
   digest: string;
 }
 
 /**
  * The issue security levels of a project and who may see each level's issues: read once per sync, when an issue
- * with a level is met or a level's issues were synced before (to find membership changes, which move no issue).
+ * with a level is met or a level's issues were synced before (to find membership changes, which move no issue). Jira
+ * shows an issue with a level to those who are members of the level AND may browse the project, so the project's
+ * browse grants are read with the levels.
  */
 export class SecurityLevels {
   private levels: Map<string, LevelRule> | undefined;
+  private browse: (principal: string) => boolean = () => false;
   /** why the levels could not be read (the account lacks Administer Jira), when they could not */
   refused: Error | undefined;
 
@@ -230,15 +247,17 @@ export class SecurityLevels {
         startAt += values.length;
         if (page.isLast !== false || values.length === 0) break;
       }
+      this.browse = browsePasses((await browseAccess(this.api, this.projectKey, this.directory)).holders);
     }
     for (const level of scheme.levels ?? []) {
       if (!level.id) continue;
       const holders = await resolveHolders(grants.get(String(level.id)) ?? [], this.directory);
+      const people: LevelRule['people'] = holders.public && this.browse(PUBLIC) ? 'public' : new Set([...holders.emails, ...[...holders.groups.values()].flat()].filter(this.browse));
       const digest = createHash('sha256')
-        .update(JSON.stringify([holdersAcl(holders, ''), [...holders.groups.keys()].sort(), holders.reporter, holders.assignee, holders.unresolved]))
+        .update(JSON.stringify([people === 'public' ? PUBLIC : [...people].sort(), holders.public, holders.reporter, holders.assignee, holders.unresolved]))
         .digest('hex')
         .slice(0, 32);
-      levels.set(String(level.id), { name: level.name ?? String(level.id), holders, digest });
+      levels.set(String(level.id), { name: level.name ?? String(level.id), holders, people, digest });
     }
     this.levels = levels;
   }
@@ -254,16 +273,23 @@ export class SecurityLevels {
 
   /**
    * The per-document permission of an issue with a level: the level's members, plus the issue's reporter or assignee
-   * when the level grants them. A member whose email Jira hides is left out (the issue is never shown wider than its
-   * level); a level unknown to the scheme just read closes the issue.
+   * when the level grants them, who may also browse the project. A member whose email Jira hides is left out (the
+   * issue is never shown wider than Jira shows it); a level unknown to the scheme just read closes the issue.
    */
   permission(levelId: string, issue: SearchedIssue): PermissionCapture {
     const rule = this.levels?.get(levelId);
     if (!rule) return { status: 'captured', acl: [PRIVATE] };
-    const extra: string[] = [];
-    if (rule.holders.reporter) extra.push(...[userPrincipal(issue.fields.reporter?.emailAddress)].filter((p): p is string => p !== undefined));
-    if (rule.holders.assignee) extra.push(...[userPrincipal(issue.fields.assignee?.emailAddress)].filter((p): p is string => p !== undefined));
-    return { status: 'captured', acl: holdersAcl(rule.holders, `group:jira:security-level:${levelId}`, extra) };
+    if (rule.people === 'public') return { status: 'captured', acl: [PUBLIC] };
+    const people = new Set(rule.people);
+    const add = (user: Version3Models.UserDetails | null | undefined) => {
+      const principal = userPrincipal(user?.emailAddress);
+      if (principal && this.browse(principal)) people.add(principal);
+    };
+    if (rule.holders.reporter) add(issue.fields.reporter);
+    if (rule.holders.assignee) add(issue.fields.assignee);
+    if (people.size === 0) return { status: 'captured', acl: [PRIVATE] };
+    // The people of a level and the project at once cannot be named by groups: past the limit, one principal.
+    return { status: 'captured', acl: people.size <= MAX_PRINCIPALS ? [...people].sort() : [`group:jira:security-level:${levelId}`] };
   }
 
   /** How many members of a level the connector could not resolve (emails hidden, grants it cannot list). */
