@@ -256,7 +256,7 @@ class RunningSync {
     else {
       try {
         const captured = await provider.capturePermissions(pctx, this.resourceConfig);
-        verdict = captured.status === 'off' ? { status: 'off' } : { status: 'captured', acl: captured.acl };
+        verdict = captured.status === 'off' ? { status: 'off' } : { status: 'captured', acl: captured.acl, ...(captured.unresolved ? { unresolved: captured.unresolved } : {}) };
       } catch (err) {
         // A refusal of the credentials, a rate limit or a stop ends the sync as they would anywhere else.
         if (err instanceof RateLimitedError || (isProviderError(err) && err.kind === 'auth') || this.job.signal?.aborted) throw err;
