@@ -41,6 +41,8 @@ interface RepositoryState {
   files: Map<string, string>;
   issues: GitHubIssue[];
   collaborators: GitHubCollaborator[];
+  /** whether the collaborator listing is refused, as GitHub refuses it to a token without push access */
+  collaboratorsHidden?: boolean;
   /** every commit the default branch pointed at, by sha: its files, so a tree of an older commit can be read */
   commits: Map<string, Map<string, string>>;
   /** comments by issue number */
@@ -149,6 +151,11 @@ export class GitHubFake {
     repository.visibility = visibility;
   }
 
+  /** Refuses the collaborator listing (403) as GitHub does for a token without push access to the repository. */
+  hideCollaborators(fullName: string): void {
+    this.state(fullName).collaboratorsHidden = true;
+  }
+
   addCollaborator(fullName: string, collaborator: GitHubCollaborator): void {
     this.state(fullName).collaborators.push(collaborator);
   }
@@ -190,7 +197,12 @@ export class GitHubFake {
   addIssue(fullName: string, fields: Partial<GitHubIssue> & Pick<GitHubIssue, 'number' | 'title' | 'created_at' | 'updated_at'>): GitHubIssue {
     const state = this.state(fullName);
     const template = state.issues[0] ?? this.anyIssue();
-    const issue: GitHubIssue = { ...template, id: 5000 + fields.number, body: null, comments: 0, closed_at: null, state: 'open', labels: [], ...fields };
+    const { url } = state.repository;
+    const issue: GitHubIssue = {
+      ...template, id: 5000 + fields.number, body: null, comments: 0, closed_at: null, state: 'open', labels: [],
+      repository_url: url, url: `${url}/issues/${fields.number}`, html_url: `${state.repository.html_url}/issues/${fields.number}`,
+      comments_url: `${url}/issues/${fields.number}/comments`, ...fields,
+    };
     delete issue.pull_request;
     if (fields.pull_request) issue.pull_request = fields.pull_request;
     state.issues.push(issue);
@@ -255,7 +267,11 @@ export class GitHubFake {
       if (!state.issues.some((i) => i.number === issueNumber)) return reply.code(404).send({ message: 'Not Found', status: '404' });
       return this.page(req, reply, state.comments.get(issueNumber) ?? [], 30);
     });
-    app.get('/repos/:owner/:repo/collaborators', (req, reply) => this.page(req, reply, this.repositoryOf(req).collaborators, 30));
+    app.get('/repos/:owner/:repo/collaborators', (req, reply) => {
+      const state = this.repositoryOf(req);
+      if (state.collaboratorsHidden) return reply.code(403).send({ message: 'Must have push access to view repository collaborators.', documentation_url: 'https://docs.github.com/rest/collaborators/collaborators#list-repository-collaborators', status: '403' });
+      return this.page(req, reply, state.collaborators, 30);
+    });
     app.get('/users/:username', (req, reply) => {
       const user = this.users.get((req.params as { username: string }).username);
       return user ?? reply.code(404).send({ message: 'Not Found', documentation_url: 'https://docs.github.com/rest/users/users#get-a-user', status: '404' });

@@ -30,7 +30,7 @@ export interface GitHubClientSettings {
 /** A client for one call of the provider, and the API origin it talks to (for messages). */
 export interface ConnectedClient {
   client: GitHubClient;
-  /** `github.com` or the Enterprise host, for messages and the account scope. */
+  /** `github.com`, or the Enterprise host of a `base_url`: for messages, the account scope and group principals. */
   host: string;
 }
 
@@ -89,6 +89,7 @@ export async function connect(ctx: ProviderContext, settings: GitHubClientSettin
     throttle: { onRateLimit: shortWait, onSecondaryRateLimit: shortWait },
     retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 429, 451], retries: settings.serverErrorRetries, retryAfterBaseValue: settings.retryBaseMs },
   });
-  const host = new URL(url).hostname === 'api.github.com' ? 'github.com' : new URL(url).host;
+  // The operator's API URL stands for github.com (it is api.github.com, or a stand-in for it in tests).
+  const host = userGiven && new URL(url).hostname !== 'api.github.com' ? new URL(url).host : 'github.com';
   return { client, host };
 }

@@ -173,7 +173,8 @@ export class GitHubProvider implements ConnectorProvider {
     const cursor = decodeCursor(raw, options.selectionKey);
     const repo = await this.call(ctx, conn, `the repository ${repository.fullName}`, () => conn.client.repos.get({ owner: repository.owner, repo: repository.repo }));
 
-    const head = await this.head(ctx, conn, repository, repo.data.default_branch);
+    // No file pattern: no file is read, and the branch is not even looked at.
+    const head = options.patterns.length ? await this.head(ctx, conn, repository, repo.data.default_branch) : null;
     const pending = cursor.files.pending ?? (head !== null && head !== cursor.files.commit ? { base: cursor.files.commit, target: head, done: 0 } : undefined);
     if (pending) {
       const changed = await this.changedFiles(ctx, conn, repository, options, pending.base, pending.target);
@@ -209,7 +210,7 @@ export class GitHubProvider implements ConnectorProvider {
     const options = syncOptions(resource, this.filePageSize);
     const conn = await connect(ctx, this.settings);
     const repo = await this.call(ctx, conn, `the repository ${repository.fullName}`, () => conn.client.repos.get({ owner: repository.owner, repo: repository.repo }));
-    for (const entry of await this.files(ctx, conn, repository, options, repo.data.default_branch)) {
+    for (const entry of options.patterns.length ? await this.files(ctx, conn, repository, options, repo.data.default_branch) : []) {
       if ((entry.size ?? 0) <= this.maxDocumentBytes) yield { id: entry.path!, contentHash: fileHash(entry.path!, entry.sha!) };
     }
     if (!options.issues && !options.pullRequests) return;
