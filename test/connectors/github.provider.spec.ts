@@ -93,7 +93,7 @@ describe('GitHub provider against the GitHub fake', () => {
       expect(shape(events)).toEqual(['+README.md', '+docs/deep/notes.txt', '|', '+docs/guide.md', '+#1', '+#2', '|']);
       const [readme, notes, , issue, pull] = upserted(events);
       expect(readme).toMatchObject({ title: `${HELLO}: README.md`, content: { kind: 'text', text: '# hello-world' }, updatedAt: null, filterableFields: { repository: HELLO, type: 'file', path: 'README.md', author: null, labels: null, state: null } });
-      expect(notes.metadata).toMatchObject({ url: `https://github.com/${HELLO}/blob/${fake.headSha(HELLO)}/docs/deep/notes.txt` });
+      expect(notes.metadata).toMatchObject({ url: `https://github.com/${HELLO}/blob/master/docs/deep/notes.txt` });
       expect(issue).toMatchObject({ title: 'Crash on start', updatedAt: '2024-01-02T00:00:00.000Z', filterableFields: { type: 'issue', labels: 'bug', state: 'open', author: 'octokit-fixture-user-a' } });
       expect(issue.content).toEqual({ kind: 'text', text: 'Crash on start\n#1 · issue · open · opened by octokit-fixture-user-a · labels: bug\n\nIt crashes.\n\n---\noctokit-fixture-user-a commented on 2024-01-02T00:00:00Z:\n\nSeen it too.\n' });
       expect(pull.filterableFields).toMatchObject({ type: 'pull_request' });

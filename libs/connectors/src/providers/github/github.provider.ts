@@ -180,7 +180,7 @@ export class GitHubProvider implements ConnectorProvider {
       const changed = await this.changedFiles(ctx, conn, repository, options, pending.base, pending.target);
       for (let i = pending.done; i < changed.length; i += options.filePageSize) {
         ctx.signal?.throwIfAborted();
-        for (const entry of changed.slice(i, i + options.filePageSize)) yield await this.fileEvent(ctx, conn, repository, entry, repo.data.html_url, pending.target);
+        for (const entry of changed.slice(i, i + options.filePageSize)) yield await this.fileEvent(ctx, conn, repository, entry, repo.data.html_url, repo.data.default_branch);
         pending.done = Math.min(i + options.filePageSize, changed.length);
         if (pending.done < changed.length) yield checkpoint({ ...cursor, files: { commit: cursor.files.commit, pending } });
       }
@@ -303,8 +303,11 @@ export class GitHubProvider implements ConnectorProvider {
     return now.filter((e) => previous.get(e.path!) !== e.sha);
   }
 
-  /** One file as an upsert, or a failure when it is over the size limit or not text. */
-  private async fileEvent(ctx: ProviderContext, conn: ConnectedClient, repository: RepositoryName, entry: GitHubTreeEntry, htmlUrl: string, ref: string): Promise<SyncEvent> {
+  /**
+   * One file as an upsert, or a failure when it is over the size limit or not text. Its link names the branch, not
+   * the commit, so a document read again at a later commit with the same bytes is the same document.
+   */
+  private async fileEvent(ctx: ProviderContext, conn: ConnectedClient, repository: RepositoryName, entry: GitHubTreeEntry, htmlUrl: string, branch: string): Promise<SyncEvent> {
     const path = entry.path!;
     if ((entry.size ?? 0) > this.maxDocumentBytes) {
       return { kind: 'failure', id: path, error: new DocumentError(`${path} is ${entry.size} bytes, over the ${this.maxDocumentBytes}-byte limit for a document; it is not synced.`) };
@@ -312,7 +315,7 @@ export class GitHubProvider implements ConnectorProvider {
     const blob = await this.call(ctx, conn, `${path} in ${repository.fullName}`, () => conn.client.git.getBlob({ owner: repository.owner, repo: repository.repo, file_sha: entry.sha! }));
     const text = decodeText(Buffer.from(blob.data.content, blob.data.encoding === 'base64' ? 'base64' : 'utf8'));
     if (text === undefined) return { kind: 'failure', id: path, error: new DocumentError(`${path} is not UTF-8 text; it is not synced.`) };
-    return { kind: 'upsert', doc: fileDocument(repository, path, entry.sha!, text, `${htmlUrl}/blob/${encodeURIComponent(ref)}`) };
+    return { kind: 'upsert', doc: fileDocument(repository, path, entry.sha!, text, `${htmlUrl}/blob/${encodeURIComponent(branch)}`) };
   }
 
   /**
