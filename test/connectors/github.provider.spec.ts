@@ -146,6 +146,16 @@ describe('GitHub provider against the GitHub fake', () => {
       expect(JSON.parse(second.cursor!).files).toEqual({ commit: head });
     });
 
+    it('when the last synced commit is gone (force-push, garbage collection), every selected file is read again', async () => {
+      const p = provider();
+      const resource = repo(HELLO, { include_issues: false, include_pull_requests: false });
+      const first = await run(p, resource, null);
+      const base = fake.headSha(HELLO);
+      fake.writeFile(HELLO, 'docs/guide.md', '# Guide, rewritten\n');
+      fake.forgetCommit(HELLO, base);
+      expect(shape((await run(p, resource, first.cursor)).events)).toEqual(['+README.md', '+docs/deep/notes.txt', '+docs/guide.md', '|']);
+    });
+
     it('paths choose the files; a file over the size limit is a failure and is not listed; bytes that are not UTF-8 are a failure', async () => {
       fake.writeFile(HELLO, 'docs/big.md', 'x'.repeat(2000));
       fake.writeFile(HELLO, 'docs/latin1.txt', String.fromCharCode(0xe9));

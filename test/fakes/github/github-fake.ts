@@ -193,6 +193,12 @@ export class GitHubFake {
     return comment;
   }
 
+  /** Drops a commit that is no longer the head, as garbage collection does after a force-push: its tree is gone. */
+  forgetCommit(fullName: string, sha: string): void {
+    if (sha === this.headSha(fullName)) throw new Error('the head commit cannot be forgotten');
+    this.state(fullName).commits.delete(sha);
+  }
+
   /** Adds an issue (or, with `pull_request` set, a pull request) cloned from an existing one, with these fields. */
   addIssue(fullName: string, fields: Partial<GitHubIssue> & Pick<GitHubIssue, 'number' | 'title' | 'created_at' | 'updated_at'>): GitHubIssue {
     const state = this.state(fullName);

@@ -1,5 +1,5 @@
 import type { LookupFn } from '@crs/network/address-policy';
-import { DocumentError, ConfigurationError } from '../../provider-errors';
+import { ConfigurationError, DocumentError, isProviderError } from '../../provider-errors';
 import type {
   AccountIdentity,
   ConnectorProvider,
@@ -296,7 +296,8 @@ export class GitHubProvider implements ConnectorProvider {
     try {
       before = await this.files(ctx, conn, repository, options, base);
     } catch (err) {
-      if (err instanceof Error && 'kind' in err && (err as { kind: string }).kind === 'resource_gone') return now;
+      // The base commit is gone (a force-push followed by garbage collection): read every selected file again.
+      if (isProviderError(err) && err.kind === 'resource_gone') return now;
       throw err;
     }
     const previous = new Map(before.map((e) => [e.path!, e.sha]));
