@@ -1,8 +1,11 @@
+import { lookup } from 'node:dns';
 import fc from 'fast-check';
 import { callerPrincipals, isVisible } from '@crs/domain/acl';
 import { effectiveAccess } from '@crs/domain/connectors/access-precedence';
 import { AuthError, ConfigurationError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
 import type { ExistingDocument, ResourceConfig, SyncEvent } from '@crs/connectors/provider.port';
+import { GitHubOctokit } from '@crs/connectors/providers/github/github-client';
+import { nodeFetch } from '@crs/connectors/providers/github/github-fetch';
 import { GitHubProvider, type GitHubProviderOptions } from '@crs/connectors/providers/github/github.provider';
 import type { RunningFake } from '../fakes/loopback-server';
 import { GitHubFake, type GitHubCollaborator } from '../fakes/github/github-fake';
@@ -407,6 +410,17 @@ describe('GitHub provider against the GitHub fake', () => {
       expect((err as Error).message).toBe("The base_url leads to 127.0.0.1, which is not on the public internet (127.0.0.1 is a private, loopback, link-local or reserved address); connectors may not connect to this service's own network.");
       expect((await provider().validateCredentials({ credentials: { token: fake.token, base_url: server.url } })).accountScope).toBe(`${new URL(server.url).host}/crs-connector`);
       expect(await caught(strict.validateCredentials({ credentials: { token: fake.token, base_url: 'file:///etc/passwd' } }))).toBeInstanceOf(ConfigurationError);
+    });
+
+    it('the fetch those connections use speaks HTTP as Octokit expects: JSON, Link paging, raw bodies, errors', async () => {
+      const client = new GitHubOctokit({ auth: fake.token, baseUrl: server.url, request: { fetch: nodeFetch(lookup) }, throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false }, retry: { retryAfterBaseValue: 5 } });
+      const issues = await client.paginate(client.issues.listForRepo, { owner: ORG, repo: 'paginate-issues', state: 'all', per_page: 5 });
+      expect(issues.map((i) => i.number)).toEqual([13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+      const raw = await client.repos.getContent({ owner: ORG, repo: 'hello-world', path: 'README.md', mediaType: { format: 'raw' } });
+      expect(raw.data).toBe('# hello-world');
+      fake.refuseToken(fake.token);
+      const err = (await caught(client.repos.get({ owner: ORG, repo: 'hello-world' }))) as { status: number; message: string };
+      expect([err.status, err.message]).toEqual([401, 'Bad credentials - https://docs.github.com/rest']);
     });
 
     it('checks again when connecting: a name that resolves to a private address by then is refused', async () => {

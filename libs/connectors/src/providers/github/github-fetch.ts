@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import type { LookupFn } from '@crs/network/address-policy';
 import { publicOnlyLookup } from '@crs/network/public-targets';
@@ -17,11 +18,15 @@ const MAX_REDIRECTS = 3;
  * only, at most three), each through the same check.
  */
 export function publicOnlyFetch(lookup?: LookupFn): FetchLike {
-  const checkedLookup = publicOnlyLookup(lookup);
+  return nodeFetch(publicOnlyLookup(lookup));
+}
+
+/** `fetch` over `node:http` / `node:https`, resolving names with `connectLookup` on every connection. */
+export function nodeFetch(connectLookup: LookupFunction): FetchLike {
   const once = (target: URL, init: Parameters<FetchLike>[1]): Promise<http.IncomingMessage> =>
     new Promise((resolve, reject) => {
       const lib = target.protocol === 'https:' ? https : http;
-      const req = lib.request(target, { method: init.method ?? 'GET', headers: init.headers, agent: false, lookup: checkedLookup, ...(init.signal ? { signal: init.signal } : {}) }, resolve);
+      const req = lib.request(target, { method: init.method ?? 'GET', headers: init.headers, agent: false, lookup: connectLookup, ...(init.signal ? { signal: init.signal } : {}) }, resolve);
       req.on('error', reject);
       if (typeof init.body === 'string' || init.body instanceof Uint8Array) req.end(init.body);
       else req.end();
