@@ -15,9 +15,9 @@ const fake = new GitHubFake();
 let server: RunningFake;
 
 /**
- * Calls the provider makes in the suite's throttled sync before its second page: the capture (the repository), the
- * listing (the repository and its tree), then the crawl's first page (the repository, the branch head, the two trees
- * it compares and two blobs).
+ * The API calls behind the three provider calls the suite lets through before throttling (permissions, listing, the
+ * crawl's first page): the capture reads the repository; the listing the repository and its tree; the first page the
+ * repository, the branch head, the two trees it compares and two blobs.
  */
 const CALLS_BEFORE_SECOND_PAGE = 1 + 2 + 6;
 
@@ -47,10 +47,10 @@ connectorConformance('github provider', () => ({
     fake.acceptToken(fake.token);
   },
   rateLimit(retryAt: Date, afterCalls: number) {
-    // An exhausted quota: 403 with x-ratelimit-remaining 0 and the reset at retryAt, on the first call of the crawl's
-    // second page (the suite counts three calls before it: permissions, listing, first page).
+    // An exhausted quota (403, x-ratelimit-remaining 0, the reset at retryAt) on the first call of the second page.
+    if (afterCalls !== 3) throw new Error(`the GitHub source maps the suite's three calls before throttling, not ${afterCalls}`);
     fake.rateLimitStyle = 'primary';
     fake.rateLimitResetAt = retryAt;
-    fake.switches.afterRequests(CALLS_BEFORE_SECOND_PAGE + afterCalls - 3, () => fake.switches.rateLimitNext(1, 60));
+    fake.switches.afterRequests(CALLS_BEFORE_SECOND_PAGE, () => fake.switches.rateLimitNext(1, 60));
   },
 }));
