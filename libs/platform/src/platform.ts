@@ -24,6 +24,7 @@ import { connectorsProjection } from '@crs/projections/connectors/connectors.pro
 import { ConnectorCredentialVault, CONNECTOR_KEY_FILE_NAME } from '@crs/connectors/credential-vault';
 import { ProviderRegistry } from '@crs/connectors/provider-registry';
 import { PostgresProvider } from '@crs/connectors/providers/postgres/postgres.provider';
+import { SlackProvider } from '@crs/connectors/providers/slack/slack.provider';
 import { SyncRequests } from '@crs/connectors/sync-requests';
 import { ConnectorDeletionProcessor } from '@crs/connector-sync/connector-deletion.processor';
 import { ConnectorScheduler } from '@crs/connector-sync/connector-scheduler';
@@ -141,7 +142,10 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     await connectorCredentials.init();
     const syncRequests = new SyncRequests(ds);
     await syncRequests.init();
-    const providers = new ProviderRegistry([new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks })]);
+    const providers = new ProviderRegistry([
+      new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new SlackProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+    ]);
     const pruneHolds = new PruneHolds(ds);
     await pruneHolds.init();
     subscribers.push(new ConnectorDeletionProcessor(ds, store, runner, connectorCredentials, syncRequests, pruneHolds, pipeline));
