@@ -29,7 +29,7 @@ export interface SlackProviderOptions {
   allowPrivateNetworks?: boolean;
   /** The Web API's base URL, set by the operator (tests point it at a fake); default https://slack.com/api/. */
   apiUrl?: string;
-  /** The client's retries of HTTP 5xx and network failures (default: 2 retries, about 4 s in all). */
+  /** The client's retries of HTTP 5xx and network failures (default: 2 retries, after 1 to 2 s and then 3 s). */
   retryConfig?: RetryOptions;
   /** Each request's time limit (default 30 s). */
   timeoutMs?: number;
