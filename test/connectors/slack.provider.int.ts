@@ -68,6 +68,18 @@ describe('a Slack connector through the API', () => {
   });
 
   it('syncs the real export: 158 messages, a known one retrieved through POST /query by workspace members only', async () => {
+    const described = await t.request('GET', '/connectors/providers?id=slack');
+    expect(described.status).toBe(200);
+    expect(described.body.data.providers).toEqual([
+      expect.objectContaining({
+        id: 'slack',
+        credential_fields: [expect.objectContaining({ name: 'bot_token', required: true, secret: true })],
+        filterable_fields: ['channel', 'author', 'message_type', 'posted_at', 'reply_count'].map((name) => expect.objectContaining({ name })),
+        resource_options: [expect.objectContaining({ name: 'look_back_days' }), expect.objectContaining({ name: 'page_size' })],
+        captures_permissions: true,
+      }),
+    ]);
+
     const created = await t.request('POST', '/connectors', { body: { provider: 'slack', database: 'chat', credentials: { bot_token: fake.token } } });
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ provider: 'slack', provider_account_scope: TEAM, credentials: { bot_token: '***' }, account: { display_name: 'crs-bot in fake-workspace', warnings: [] } });
