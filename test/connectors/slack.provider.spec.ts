@@ -79,7 +79,7 @@ describe('Slack provider', () => {
       await expect(wrong).rejects.toBeInstanceOf(AuthError);
       await expect(wrong).rejects.toThrow('Slack refused the bot token (invalid_auth: Slack does not recognise the token). Reinstall the app if needed and set its bot token (xoxb-…) on the connector.');
       fake.switches.revokeToken(fake.token);
-      const revoked = await provider.validateCredentials(ctx()).catch((e: Error) => e);
+      const revoked = (await provider.validateCredentials(ctx()).catch((e: unknown) => e)) as AuthError;
       expect(revoked).toBeInstanceOf(AuthError);
       expect(revoked.message).toMatch(/token_revoked: the token was revoked/);
       expect(revoked.message).not.toContain(fake.token);

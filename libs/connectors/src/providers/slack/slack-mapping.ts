@@ -74,16 +74,20 @@ export function messageHash(m: SlackMessage): string {
 const ENTITIES: Record<string, string> = { '&lt;': '<', '&gt;': '>', '&amp;': '&' };
 
 /**
- * Slack's message markup as plain text: `<@U123>` as `@U123`, `<#C123|general>` as `#general`, `<!here>` as `@here`,
+ * Slack's message markup as plain text: `<@U123>` as `@U123` (`<@U123|ann>` as `@ann`), `<#C123|general>` as
+ * `#general`, `<!here>` as `@here`, `<!subteam^S1|@team>` as `@team`, `<!date^…|Feb 18>` as its fallback text,
  * `<https://x|label>` as `label (https://x)`, and the three escaped entities decoded.
  */
 export function plainText(text: string): string {
   return text
     .replace(/<([^<>]*)>/g, (_, inner: string) => {
-      const [target, label] = inner.split('|', 2);
+      const bar = inner.indexOf('|');
+      const target = bar < 0 ? inner : inner.slice(0, bar);
+      const label = bar < 0 ? undefined : inner.slice(bar + 1);
       if (target.startsWith('@')) return label ? `@${label}` : target;
       if (target.startsWith('#')) return label ? `#${label}` : target;
-      if (target.startsWith('!')) return `@${(label ?? target.slice(1)).replace(/^subteam\^/, '')}`;
+      if (target.startsWith('!date^')) return label ?? '';
+      if (target.startsWith('!')) return `@${(label ?? target.slice(1).replace(/^subteam\^/, '')).replace(/^@/, '')}`;
       return label && label !== target ? `${label} (${target})` : target;
     })
     .replace(/&(lt|gt|amp);/g, (e) => ENTITIES[e]);
