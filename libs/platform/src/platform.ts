@@ -25,6 +25,7 @@ import { ConnectorCredentialVault, CONNECTOR_KEY_FILE_NAME } from '@crs/connecto
 import { ProviderRegistry } from '@crs/connectors/provider-registry';
 import { PostgresProvider } from '@crs/connectors/providers/postgres/postgres.provider';
 import { GitHubProvider } from '@crs/connectors/providers/github/github.provider';
+import { SlackProvider } from '@crs/connectors/providers/slack/slack.provider';
 import { SyncRequests } from '@crs/connectors/sync-requests';
 import { ConnectorDeletionProcessor } from '@crs/connector-sync/connector-deletion.processor';
 import { ConnectorScheduler } from '@crs/connector-sync/connector-scheduler';
@@ -145,6 +146,7 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     const providers = new ProviderRegistry([
       new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
       new GitHubProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new SlackProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
     ]);
     const pruneHolds = new PruneHolds(ds);
     await pruneHolds.init();
