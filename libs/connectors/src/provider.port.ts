@@ -109,6 +109,11 @@ export type SyncEvent =
   | { kind: 'upsert'; doc: SyncedDocument }
   | { kind: 'delete'; id: string }
   | { kind: 'failure'; id: string; error: ProviderError }
+  /**
+   * This document's per-document permission changed and nothing else (a drive's changes feed, a wiki's restriction
+   * sweep): applied to the live item without re-reading or re-ingesting its content; ignored for an id not held.
+   */
+  | { kind: 'permission'; id: string; permission: PermissionCapture }
   /** Every event before this one is part of the position; saving it and resuming from it loses and repeats nothing. */
   | { kind: 'checkpoint'; cursor: SyncCursor };
 
