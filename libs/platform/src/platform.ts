@@ -23,6 +23,7 @@ import { blobRefsProjection } from '@crs/projections/blob-refs/blob-refs.project
 import { connectorsProjection } from '@crs/projections/connectors/connectors.projection';
 import { ConnectorCredentialVault, CONNECTOR_KEY_FILE_NAME } from '@crs/connectors/credential-vault';
 import { ProviderRegistry } from '@crs/connectors/provider-registry';
+import { ConfluenceProvider } from '@crs/connectors/providers/confluence/confluence.provider';
 import { PostgresProvider } from '@crs/connectors/providers/postgres/postgres.provider';
 import { SyncRequests } from '@crs/connectors/sync-requests';
 import { ConnectorDeletionProcessor } from '@crs/connector-sync/connector-deletion.processor';
@@ -141,7 +142,10 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     await connectorCredentials.init();
     const syncRequests = new SyncRequests(ds);
     await syncRequests.init();
-    const providers = new ProviderRegistry([new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks })]);
+    const providers = new ProviderRegistry([
+      new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new ConfluenceProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+    ]);
     const pruneHolds = new PruneHolds(ds);
     await pruneHolds.init();
     subscribers.push(new ConnectorDeletionProcessor(ds, store, runner, connectorCredentials, syncRequests, pruneHolds, pipeline));
