@@ -79,9 +79,11 @@ export class ConfluenceFake {
     Object.assign(this.space(key), { readUsers: read.users ?? [], readGroups: read.groups ?? [], anonymousRead: read.anonymous ?? false });
   }
 
-  /** Creates a page under a parent (or at the space root); `at` sets its last-modified time, back-dated if wanted. */
-  addPage(spaceKey: string, title: string, body: string, parentId: string | null = null, at?: string): string {
-    const id = String(200000 + this.pages.size);
+  /**
+   * Creates a page under a parent (or at the space root); `at` sets its last-modified time, back-dated if wanted.
+   * Ids are numbers as in Confluence, unless a test names the page (the conformance suite names its documents).
+   */
+  addPage(spaceKey: string, title: string, body: string, parentId: string | null = null, at?: string, id = String(200000 + this.pages.size)): string {
     this.pages.set(id, { id, spaceKey, title, body, parentId, version: 1, lastModified: at ?? this.tick(), readUsers: [], readGroups: [] });
     return id;
   }
@@ -214,7 +216,7 @@ export class ConfluenceFake {
     const sign = /desc$/i.test(orderBy.trim()) ? -1 : 1;
     const all = [...this.pages.values()]
       .filter((p) => filters.every((f) => f(p)))
-      .sort((a, b) => sign * (Date.parse(a.lastModified) - Date.parse(b.lastModified)) || Number(a.id) - Number(b.id));
+      .sort((a, b) => sign * (Date.parse(a.lastModified) - Date.parse(b.lastModified)) || a.id.localeCompare(b.id, 'en', { numeric: true }));
     const offset = query.cursor ? Number(Buffer.from(query.cursor, 'base64url').toString('utf8')) : 0;
     const limit = this.switches.pageSize(Number(query.limit), 25, 250);
     const results = all.slice(offset, offset + limit).map((p) => this.describePage(p, query.expand));
