@@ -125,8 +125,11 @@ async function randomLog(random: () => number, blobs: BlobStore, n: number): Pro
         },
         s,
       );
-    } else if (r < 0.79) {
+    } else if (r < 0.77) {
       emit('AclChanged', { ...ref(s), acl: random() < 0.3 ? ['__private__'] : ['bob@corp.io'], previous: null }, s);
+    } else if (r < 0.79) {
+      const permission = random() < 0.3 ? null : { status: 'captured', acl: random() < 0.5 ? ['user_email:ada@corp.io'] : null };
+      emit('ProviderPermissionChanged', { ...ref(s), permission, previous: null }, s);
     } else if (r < 0.84) {
       emit('ItemDeleted', ref(s), s);
       s.revision = 0; // the stream is deleted with the item: a re-ingest starts again at revision 0

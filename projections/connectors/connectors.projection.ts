@@ -84,6 +84,7 @@ export const connectorsProjection: ReadModelProjection = {
       case 'ResourceRemoved':
       case 'SyncStarted':
       case 'SyncCheckpointRecorded':
+      case 'SyncLeaseRenewed':
       case 'PermissionsCaptured':
       case 'SyncCompleted':
       case 'SyncDeferred':
@@ -147,7 +148,7 @@ async function recordSync(event: RecordedEvent<ResourceEvent>, sql: Sql): Promis
       await sql.query(
         `INSERT INTO rm_connector_syncs (sync_id, connector_id, resource_id, generation, trigger, started_at, counts, position)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (sync_id) DO NOTHING`,
-        [d.syncId, d.connectorId, d.resourceId, d.generation, d.trigger, d.startedAt, JSON.stringify({ upserted: 0, unchanged: 0, deleted: 0, failed: 0 }), event.position],
+        [d.syncId, d.connectorId, d.resourceId, d.generation, d.trigger, d.startedAt, JSON.stringify({ upserted: 0, unchanged: 0, deleted: 0, failed: 0, permissions: 0 }), event.position],
       );
       return;
     }
@@ -155,13 +156,18 @@ async function recordSync(event: RecordedEvent<ResourceEvent>, sql: Sql): Promis
       const c = event.data.counts;
       await sql.query(
         `UPDATE rm_connector_syncs SET counts = jsonb_build_object('upserted', (counts->>'upserted')::int + $2, 'unchanged', (counts->>'unchanged')::int + $3,
-           'deleted', (counts->>'deleted')::int + $4, 'failed', (counts->>'failed')::int + $5) WHERE sync_id = $1`,
-        [event.data.syncId, c.upserted, c.unchanged, c.deleted, c.failed],
+           'deleted', (counts->>'deleted')::int + $4, 'failed', (counts->>'failed')::int + $5,
+           'permissions', COALESCE((counts->>'permissions')::int, 0) + $6) WHERE sync_id = $1`,
+        [event.data.syncId, c.upserted, c.unchanged, c.deleted, c.failed, c.permissions ?? 0],
       );
       return;
     }
     case 'SyncCompleted':
-      await sql.query(`UPDATE rm_connector_syncs SET ended_at = $2, outcome = 'completed', counts = $3 WHERE sync_id = $1`, [event.data.syncId, at, JSON.stringify(event.data.counts)]);
+      await sql.query(`UPDATE rm_connector_syncs SET ended_at = $2, outcome = 'completed', counts = $3 WHERE sync_id = $1`, [
+        event.data.syncId,
+        at,
+        JSON.stringify({ ...event.data.counts, permissions: event.data.counts.permissions ?? 0 }),
+      ]);
       return;
     case 'SyncDeferred':
       await sql.query(`UPDATE rm_connector_syncs SET ended_at = $2, outcome = 'deferred', detail = $3 WHERE sync_id = $1`, [event.data.syncId, at, `${event.data.reason} until ${event.data.retryAt}`]);

@@ -39,7 +39,7 @@ export interface ConnectorSyncRow {
   started_at: Date;
   ended_at: Date | null;
   outcome: 'completed' | 'deferred' | 'failed' | 'superseded' | null;
-  counts: { upserted: number; unchanged: number; deleted: number; failed: number };
+  counts: { upserted: number; unchanged: number; deleted: number; failed: number; permissions?: number };
   detail: string | null;
 }
 

@@ -147,7 +147,7 @@ export const itemsProjection: ReadModelProjection = {
     `CREATE OR REPLACE TRIGGER rm_items_derive_update AFTER UPDATE ON rm_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION rm_items_derive()`,
     `CREATE OR REPLACE TRIGGER rm_items_derive_delete AFTER DELETE ON rm_items REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION rm_items_derive()`,
   ],
-  handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'DatabaseDeleted', 'CollectionDeleted'],
+  handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'ProviderPermissionChanged', 'DatabaseDeleted', 'CollectionDeleted'],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
     const at = event.metadata.occurredAt;
     switch (event.type) {
@@ -212,6 +212,14 @@ export const itemsProjection: ReadModelProjection = {
       }
       case 'AclChanged':
         await sql.query(`UPDATE rm_items SET acl = $3, updated_at = $4 WHERE database_id = $1 AND item_key = $2`, [event.data.databaseId, event.data.itemKey, JSON.stringify(event.data.acl), at]);
+        return;
+      case 'ProviderPermissionChanged':
+        await sql.query(`UPDATE rm_items SET provider_permission = $3, updated_at = $4 WHERE database_id = $1 AND item_key = $2`, [
+          event.data.databaseId,
+          event.data.itemKey,
+          event.data.permission === null ? null : JSON.stringify(event.data.permission),
+          at,
+        ]);
         return;
       case 'ItemDeleted':
         await sql.query(`DELETE FROM rm_items WHERE database_id = $1 AND item_key = $2`, [event.data.databaseId, event.data.itemKey]);
@@ -279,7 +287,7 @@ const DELETE = `DELETE FROM rm_items WHERE (database_id, item_key) IN (SELECT * 
 const keyOf = (databaseId: string, itemKey: string) => `${databaseId.toLowerCase()}\u0000${itemKey}`;
 
 /** The events `foldItems` folds onto an item's row: every handled one but the set-wide deletions. */
-const ROW_EVENTS = ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged'] as const;
+const ROW_EVENTS = ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'ProviderPermissionChanged'] as const;
 
 /** Item events (no set-wide deletions) folded onto their rows in memory, then written back in three statements. */
 async function foldItems(run: RecordedEvent[], sql: Sql): Promise<void> {
@@ -352,6 +360,12 @@ async function foldItems(run: RecordedEvent[], sql: Sql): Promise<void> {
       case 'AclChanged':
         if (!row) break;
         row.acl = json(event.data.acl);
+        row.updated_at = at;
+        dirty.add(key);
+        break;
+      case 'ProviderPermissionChanged':
+        if (!row) break;
+        row.provider_permission = event.data.permission === null ? null : json(event.data.permission);
         row.updated_at = at;
         dirty.add(key);
         break;

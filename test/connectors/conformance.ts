@@ -247,21 +247,33 @@ export function connectorConformance(label: string, makeSource: () => Conformanc
       expect(listed).toContain(itemIdOf('d2'));
     });
 
-    itWhen(capabilities.setPermission)('a permission-only change gives the item its new permission without new content', async () => {
+    itWhen(capabilities.setPermission)('a permission-only change gives the item its new permission without a new version or re-indexing', async () => {
       if (!source.setPermission) throw new Error('the source lost its setPermission');
       const before = await itemEvents();
+      const [row] = (await liveItems()).filter((r) => r.item_id === itemIdOf('d2'));
       const permission: PermissionCapture = { status: 'captured', acl: ['user_email:ada@example.com'] };
       await source.setPermission('d2', permission);
       advance(HOUR + 1000);
+      const sync = completed(await round());
+      expect(sync.counts).toMatchObject({ upserted: 0, deleted: 0, permissions: 1 });
+      // No new version: no ItemIngested, the same content version and chunks; one ProviderPermissionChanged.
+      expect((await itemEvents()).slice(before.length)).toEqual([]);
+      const changes = (await t.store.readAll()).filter((e) => e.type === 'ProviderPermissionChanged' && e.data.databaseId === databaseId);
+      expect(changes.map((e) => e.data)).toEqual([expect.objectContaining({ itemId: itemIdOf('d2'), permission, previous: null })]);
+      const [after] = (await liveItems()).filter((r) => r.item_id === itemIdOf('d2'));
+      expect(after).toMatchObject({ content_version: row.content_version, content_sha256: row.content_sha256, provider_permission: permission });
+      // The new permission decides at once: Ada retrieves the document, another principal does not.
+      const hits = async (acl: string[]) => {
+        const q = await t.request('POST', '/query', { body: { database: 'kb', query: WORDS[2], query_by: 'text', query_apps: true, acl } });
+        expect(q.status).toBe(200);
+        return q.body.data.chunks.map((c: any) => c.id);
+      };
+      expect(await hits(['ada@example.com'])).toContain(itemIdOf('d2'));
+      expect(await hits(['bob@example.com'])).not.toContain(itemIdOf('d2'));
+      // The same permission again changes nothing.
+      advance(HOUR + 1000);
       completed(await round());
-      const added = (await itemEvents()).slice(before.length);
-      expect(added).toHaveLength(1);
-      const event = added[0] as Extract<DomainEvent, { type: 'ItemIngested' }>;
-      expect(event.data.connector?.permission).toEqual(permission);
-      expect(event.data.acl).toBeUndefined();
-      const previous = before.filter((e) => e.type === 'ItemIngested' && e.data.itemId === itemIdOf('d2')).pop() as Extract<DomainEvent, { type: 'ItemIngested' }>;
-      expect(event.data.content.sha256).toBe(previous.data.content.sha256);
-      expect(event.data.connector?.contentHash).toBe(previous.data.connector?.contentHash);
+      expect((await t.store.readAll()).filter((e) => e.type === 'ProviderPermissionChanged' && e.data.databaseId === databaseId)).toHaveLength(1);
     });
 
     it('a sync killed mid-crawl resumes from its last checkpoint with no duplicate and no loss', async () => {

@@ -23,6 +23,8 @@ interface FakeDocument {
   kind: string;
   permission?: PermissionCapture;
   seq: number;
+  /** the last change was to the permission alone */
+  permissionOnly?: boolean;
 }
 
 /**
@@ -42,6 +44,8 @@ export class FakeProvider implements ConnectorProvider {
   };
 
   pageSize = 2;
+  /** Report a permission-only change as a `permission` event (a source whose feed says so) instead of an upsert. */
+  permissionEvents = false;
   private seq = 0;
   private readonly resources = new Map<string, Map<string, FakeDocument>>();
   /** errors to throw, each after `skip` more calls succeed */
@@ -50,6 +54,11 @@ export class FakeProvider implements ConnectorProvider {
   resourcePermission: ResourcePermission | 'fail' = { status: 'captured', acl: null };
   /** pages served by `sync` (all resources) */
   pagesServed = 0;
+  /** how long each page of `sync` takes to arrive (a slow source) */
+  pageDelayMs = 0;
+  /** syncs iterating now, and the most at once */
+  activeSyncs = 0;
+  maxActiveSyncs = 0;
 
   private docs(resourceId: string): Map<string, FakeDocument> {
     let docs = this.resources.get(resourceId);
@@ -66,7 +75,7 @@ export class FakeProvider implements ConnectorProvider {
   setPermission(resourceId: string, id: string, permission: PermissionCapture): void {
     const doc = this.docs(resourceId).get(id);
     if (!doc) throw new Error(`no document ${id}`);
-    this.docs(resourceId).set(id, { ...doc, permission, seq: ++this.seq });
+    this.docs(resourceId).set(id, { ...doc, permission, seq: ++this.seq, permissionOnly: true });
   }
 
   remove(resourceId: string, id: string): void {
@@ -129,15 +138,29 @@ export class FakeProvider implements ConnectorProvider {
   }
 
   async *sync(ctx: ProviderContext, resource: ResourceConfig, cursor: SyncCursor | null): AsyncIterable<SyncEvent> {
+    this.maxActiveSyncs = Math.max(this.maxActiveSyncs, ++this.activeSyncs);
+    try {
+      yield* this.pages(ctx, resource, cursor);
+    } finally {
+      this.activeSyncs--;
+    }
+  }
+
+  private async *pages(ctx: ProviderContext, resource: ResourceConfig, cursor: SyncCursor | null): AsyncIterable<SyncEvent> {
     let after = cursor === null ? 0 : Number(JSON.parse(cursor).seq);
     for (;;) {
+      if (this.pageDelayMs) await new Promise((r) => setTimeout(r, this.pageDelayMs));
       this.call(ctx);
       const page = [...this.docs(resource.resourceId).values()]
         .filter((d) => d.seq > after)
         .sort((a, b) => a.seq - b.seq)
         .slice(0, this.pageSize);
       this.pagesServed++;
-      for (const d of page) yield { kind: 'upsert', doc: this.document(d) };
+      for (const d of page) {
+        // a full sync (no cursor) lists documents; only a feed read from a position says what alone changed
+        if (this.permissionEvents && d.permissionOnly && cursor !== null) yield { kind: 'permission', id: d.id, permission: d.permission ?? { status: 'captured', acl: null } };
+        else yield { kind: 'upsert', doc: this.document(d) };
+      }
       if (page.length) after = page[page.length - 1].seq;
       yield { kind: 'checkpoint', cursor: JSON.stringify({ seq: after }) };
       if (page.length < this.pageSize) return;

@@ -72,7 +72,7 @@ describe('crs connectors', () => {
     const r = await crs(t, 'connectors', 'log', connectorId, 'public.orders');
     expect(r.code).toBe(0);
     expect(r.out.map((l) => JSON.parse(l))).toEqual([
-      expect.objectContaining({ sync_id: 'sync-1', trigger: 'initial', outcome: 'completed', counts: { upserted: 7, unchanged: 0, deleted: 0, failed: 1 } }),
+      expect.objectContaining({ sync_id: 'sync-1', trigger: 'initial', outcome: 'completed', counts: { upserted: 7, unchanged: 0, deleted: 0, failed: 1, permissions: 0 } }),
     ]);
     const failed = (await crs(t, 'connectors', 'log', connectorId, 'public.users')).out.map((l) => JSON.parse(l));
     expect(failed).toEqual([expect.objectContaining({ sync_id: 'sync-2', outcome: 'failed', detail: 'auth: password authentication failed' })]);

@@ -10,6 +10,7 @@ import type { ItemIngested, Store } from '@crs/domain/items/item.events';
 import { streams } from '@crs/domain/streams';
 import { handleCommand, type CommandContext, type Fold } from '@crs/eventstore/command-handling';
 import { decideOnItem } from '@crs/eventstore/item-stream';
+import { decideItem } from '@crs/domain/items/item.decider';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 
@@ -110,6 +111,7 @@ describe('access to synced documents is decided on every read (rules 12-14)', ()
       { id: 'doc-public', resourceId: 'r-doc', permission: { status: 'captured', acl: ['__public__'] } as PermissionCapture },
       { id: 'doc-bob', resourceId: 'r-doc', permission: { status: 'captured', acl: ['user_email:bob@corp.io'] } as PermissionCapture },
       { id: 'doc-none', resourceId: 'r-doc', permission: { status: 'captured', acl: null } as PermissionCapture },
+      { id: 'perm-1', resourceId: 'r-verdict', permission: { status: 'captured', acl: ['user_email:bob@corp.io'] } as PermissionCapture },
       { id: 'pub-1', resourceId: 'r-pub' },
       { id: 'verdict-1', resourceId: 'r-verdict' },
       { id: 'kept-1', resourceId: 'r-kept' },
@@ -308,6 +310,33 @@ describe('access to synced documents is decided on every read (rules 12-14)', ()
     await onResource({ type: 'RemoveResource', connectorId, resourceId: 'r-doc' });
     expect(await sees(['eve@else.org'], 'doc-public')).toBe(false);
     expect(await sees(undefined, 'doc-none')).toBe(false);
+  });
+
+  it('a permission-only change decides on the next query, with no new version; the audit replays both permissions', async () => {
+    const key = itemKey('default', 'knowledge', 'perm-1');
+    const before = new Date();
+    const [row] = await t.ds.query(`SELECT content_version, chunk_count FROM rm_items WHERE item_id = 'perm-1'`);
+    expect(await sees(['bob@corp.io'], 'perm-1')).toBe(true);
+    expect(await sees(['ann@corp.io'], 'perm-1')).toBe(false);
+    await new Promise((r) => setTimeout(r, 5));
+    const ids = { databaseId, itemKey: key, itemId: 'perm-1', collection: 'default', store: 'knowledge' as const };
+    await settle(await decideOnItem(t.store, ctx, databaseId, key, (state) => decideItem({ type: 'SyncPermission', ids, permission: { status: 'captured', acl: ['user_email:ann@corp.io'] } }, state)));
+    expect(await sees(['ann@corp.io'], 'perm-1')).toBe(true);
+    expect(await sees(['bob@corp.io'], 'perm-1')).toBe(false);
+    expect(await t.ds.query(`SELECT content_version, chunk_count FROM rm_items WHERE item_id = 'perm-1'`)).toEqual([row]);
+    // No per-document permission any more: the resource's provider verdict decides.
+    await settle(await decideOnItem(t.store, ctx, databaseId, key, (state) => decideItem({ type: 'SyncPermission', ids, permission: null }, state)));
+    expect(await sees(['eve@else.org'], 'perm-1')).toBe(true);
+    expect(await sees(['ann@corp.io'], 'perm-1')).toBe(false);
+
+    const run = async (...args: string[]) => {
+      const out: string[] = [];
+      await runCli(args, { out: (l) => out.push(l), err: () => undefined, env: { DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, progress: false });
+      return JSON.parse(out[0]);
+    };
+    expect(await run('audit', 'visible', 'perm-1', '--database', 'conn', '--principal', 'bob@corp.io', '--at', before.toISOString())).toMatchObject({ visible: true, synced: { decided_by: 'document-permission' } });
+    expect(await run('audit', 'visible', 'perm-1', '--database', 'conn', '--principal', 'bob@corp.io')).toMatchObject({ visible: false, synced: { decided_by: 'resource-permission' } });
+    expect(await run('audit', 'visible', 'perm-1', '--database', 'conn', '--principal', 'eve@else.org')).toMatchObject({ visible: true, synced: { decided_by: 'resource-permission' } });
   });
 
   it('crs audit visible says which rule decided for a synced document', async () => {

@@ -75,9 +75,11 @@ export async function visibleAt(store: EventStore, databaseId: string, collectio
   }
   const caller = callerPrincipals(principals);
   // The version in force is the last ingest (of the store the in-force entry belongs to) before `at`.
-  const past = history.filter((e) => until(e) && (e.type === 'ItemIngested' || e.type === 'AclChanged') && e.data.store === inForce.store);
+  const past = history.filter((e) => until(e) && (e.type === 'ItemIngested' || e.type === 'AclChanged' || e.type === 'ProviderPermissionChanged') && e.data.store === inForce.store);
   const ingested = past.filter((e) => e.type === 'ItemIngested').pop();
-  const source: SyncedItemSource | undefined = ingested?.type === 'ItemIngested' ? ingested.data.connector : undefined;
+  const synced: SyncedItemSource | undefined = ingested?.type === 'ItemIngested' ? ingested.data.connector : undefined;
+  // The per-document permission in force: the version's, replaced by each permission-only change since.
+  const source = synced && ingested ? past.filter((e) => e.position > ingested.position).reduce((src, e) => (e.type === 'ProviderPermissionChanged' ? { ...src, permission: e.data.permission ?? undefined } : src), synced) : undefined;
   if (!source) {
     const verdict = explainVisibility(inForce.acl === 'unrestricted' ? undefined : inForce.acl, caller);
     return { ...verdict, acl: inForce.acl, since: inForce.at };

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ConnectorSettings } from '@crs/domain/connectors/connector.decider';
 import { syncAllowed } from '@crs/domain/connectors/connector.decider';
-import { NO_COUNTS, type PermissionVerdict, type ResourceSettings, type SyncCounts, type SyncFailureKind, type SyncTrigger } from '@crs/domain/connectors/connector.events';
+import type { PermissionCapture } from '@crs/domain/connectors/access-precedence';
+import { addCounts, NO_COUNTS, type PermissionVerdict, type ResourceSettings, type SyncCounts, type SyncFailureKind, type SyncTrigger } from '@crs/domain/connectors/connector.events';
 import { decideDatabase, evolveDatabase, initialDatabase, type DatabaseCommand, type DatabaseState } from '@crs/domain/database.decider';
 import type { DatabaseEvent } from '@crs/domain/events';
 import { decideItem } from '@crs/domain/items/item.decider';
@@ -23,7 +24,21 @@ import { findConnectorResource } from '@crs/projections/connectors/connectors.qu
 import { syncedItems } from '@crs/projections/items/items.queries';
 import { isDomainError, loadConnector, ResourceStream } from './connector-streams';
 import type { PruneHolds } from './prune-holds';
-import { syncedItem, type DocumentTarget, type SyncedItem } from './synced-documents';
+import { SYNCED_STORE, syncedItem, type DocumentTarget, type SyncedItem } from './synced-documents';
+
+/** An item of the resource by its keys. */
+interface ItemRef {
+  itemKey: string;
+  itemId: string;
+  collection: string;
+}
+
+/** What one page writes: new versions, permission-only changes (`permission` events) and deletions. */
+interface ItemWrites {
+  upserts: SyncedItem[];
+  permissions: (ItemRef & { permission: PermissionCapture | null })[];
+  deletes: ItemRef[];
+}
 
 export type Clock = () => Date;
 
@@ -38,7 +53,11 @@ export interface ResourceSyncDeps {
   pipeline: { wake(): void };
   log: RunnerLogger;
   clock: Clock;
-  settings: { leaseMs: number; massDeletionThreshold: number };
+  /**
+   * `leaseMs`: how long a sync's lease runs from its start, each checkpoint and each heartbeat. `heartbeatMs` (default
+   * a third of the lease): how long a sync may go without renewing it (no checkpoint) before it renews it anyway.
+   */
+  settings: { leaseMs: number; massDeletionThreshold: number; heartbeatMs?: number };
 }
 
 export interface SyncJob {
@@ -121,6 +140,10 @@ class RunningSync {
   private readonly target: DocumentTarget;
   private readonly resourceConfig: ResourceConfig;
   private readonly collections = new Set<string>();
+  /** when the lease was last renewed (performance.now()): started, checkpointed or renewed by the heartbeat */
+  private renewedAt = performance.now();
+  /** set when a lease renewal was refused: why the sync is no longer the resource's running one */
+  private lost: string | null = null;
   /** what the crawl did to each external id: the content hash it upserted, or null for a delete */
   private readonly crawled = new Map<string, string | null>();
 
@@ -147,7 +170,35 @@ class RunningSync {
     return new Date(this.deps.clock().getTime() + this.deps.settings.leaseMs).toISOString();
   }
 
+  /**
+   * Renews the lease while a page takes long (a slow source, a large document): every `heartbeatMs` without a lease
+   * renewal, a `RenewLease`. A refusal means another sync took the resource over, or it was replaced or removed: the
+   * crawl stops at its next page. Returns the function that stops the heartbeat.
+   */
+  private startHeartbeat(): () => void {
+    const every = Math.max(50, this.deps.settings.heartbeatMs ?? Math.floor(this.deps.settings.leaseMs / 3));
+    const timer = setInterval(() => {
+      if (performance.now() - this.renewedAt < every || this.lost !== null) return;
+      this.renewedAt = performance.now();
+      this.stream.decide(this.ctx(), { type: 'RenewLease', ...this.ref, now: this.deps.clock().toISOString(), leaseExpiresAt: this.leaseEnd() }).catch((err) => {
+        if (isDomainError(err, 'SYNC_NOT_CURRENT')) this.lost = err.message;
+        else this.deps.log.error({ err: err instanceof Error ? err.message : String(err), connectorId: this.job.connectorId, resourceId: this.job.resourceId }, 'connector sync: renewing the lease failed');
+      });
+    }, Math.max(25, Math.floor(every / 2)));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   async execute(): Promise<SyncResult> {
+    const stopHeartbeat = this.startHeartbeat();
+    try {
+      return await this.crawl();
+    } finally {
+      stopHeartbeat();
+    }
+  }
+
+  private async crawl(): Promise<SyncResult> {
     try {
       const provider = this.deps.providers.get(this.connector.provider);
       if (!provider) return await this.fail('configuration', `this service has no provider '${this.connector.provider}'; the connector cannot sync until it is deleted and created with a known provider`);
@@ -170,6 +221,7 @@ class RunningSync {
         const counts = await this.applyPage(page);
         page = [];
         await this.stream.decide(this.ctx(), { type: 'RecordCheckpoint', ...this.ref, cursor: event.cursor, counts, leaseExpiresAt: this.leaseEnd() });
+        this.renewedAt = performance.now();
         this.cursor = event.cursor;
       }
       // A provider ends a complete sync with a checkpoint; anything after the last one is applied (idempotent) but
@@ -245,6 +297,7 @@ class RunningSync {
    * processor and this sync do not race for long (the resource from the read model, which may lag a little).
    */
   private async requireLiveConnector(): Promise<void> {
+    if (this.lost !== null) throw new StopSync(this.lost);
     const state = await loadConnector(this.deps.store, this.job.connectorId);
     if (state.phase !== 'live') throw new StopSync('the connector is being deleted');
     const row = await findConnectorResource(this.deps.sql, this.job.connectorId, this.job.resourceId);
@@ -253,62 +306,86 @@ class RunningSync {
 
   /**
    * One page: every upsert whose item does not already say the same becomes an `ItemIngested` (content stored first),
-   * every delete of a live item an `ItemDeleted`, all in one multi-stream append with an expected revision per item
-   * stream. A document the page repeats counts once, as its last event says.
+   * or a `ProviderPermissionChanged` when only its per-document permission differs; every `permission` event for a
+   * live item whose permission differs a `ProviderPermissionChanged`; every delete of a live item an `ItemDeleted`; all
+   * in one multi-stream append with an expected revision per item stream. A document the page repeats counts once, as
+   * its last event says (a `permission` after an upsert of the same page amends that upsert).
    */
   private async applyPage(events: SyncEvent[]): Promise<SyncCounts> {
-    const counts: SyncCounts = { ...NO_COUNTS };
+    let failed = 0;
     const last = new Map<string, SyncEvent>();
     for (const e of events) {
-      if (e.kind === 'failure') counts.failed++;
+      if (e.kind === 'failure') failed++;
       else if (e.kind === 'upsert') last.set(e.doc.id, e);
       else if (e.kind === 'delete') last.set(e.id, e);
+      else if (e.kind === 'permission') {
+        const before = last.get(e.id);
+        if (before?.kind === 'upsert') last.set(e.id, { kind: 'upsert', doc: { ...before.doc, permission: e.permission } });
+        else if (before?.kind !== 'delete') last.set(e.id, e);
+      }
     }
-    if (!last.size) return counts;
+    if (!last.size) return { ...NO_COUNTS, failed };
     await this.requireLiveConnector();
-    const upserts: SyncedItem[] = [];
-    const deletes: { itemKey: string; itemId: string; collection: string }[] = [];
+    const writes: ItemWrites = { upserts: [], permissions: [], deletes: [] };
     for (const [id, e] of last) {
       if (e.kind === 'upsert') {
-        upserts.push(syncedItem(this.target, e.doc));
+        writes.upserts.push(syncedItem(this.target, e.doc));
         this.crawled.set(id, e.doc.contentHash);
+      } else if (e.kind === 'permission') {
+        writes.permissions.push({ ...this.itemOf(id), permission: e.permission });
       } else {
-        const item = syncedItem(this.target, { id, title: '', content: { kind: 'text', text: '' }, updatedAt: null, contentHash: '', metadata: {}, filterableFields: {} });
-        deletes.push({ itemKey: item.itemKey, itemId: item.itemId, collection: item.data.collection });
+        writes.deletes.push(this.itemOf(id));
         this.crawled.set(id, null);
       }
     }
-    const applied = await this.writeItems(upserts, deletes);
-    return { ...applied, failed: counts.failed };
+    return { ...(await this.writeItems(writes)), failed };
   }
 
-  /** Writes upserts and deletions of items of this resource's database; counts what changed. */
-  private async writeItems(upserts: SyncedItem[], deletes: { itemKey: string; itemId: string; collection: string }[]): Promise<SyncCounts> {
+  /** The item a document of this resource is (or would be), by its external id. */
+  private itemOf(externalId: string): ItemRef {
+    const item = syncedItem(this.target, { id: externalId, title: '', content: { kind: 'text', text: '' }, updatedAt: null, contentHash: '', metadata: {}, filterableFields: {} });
+    return { itemKey: item.itemKey, itemId: item.itemId, collection: item.data.collection };
+  }
+
+  /**
+   * Writes upserts, permission-only changes and deletions of items of this resource's database; counts what changed.
+   * An upsert whose item already holds the same version (same fingerprint) but another per-document permission is a
+   * permission-only change: no content is stored and nothing is indexed again.
+   */
+  private async writeItems({ upserts, permissions, deletes }: ItemWrites): Promise<SyncCounts> {
     const { store } = this.deps;
     const databaseId = this.connector.databaseId;
     const cache: ItemStateCache = new Map();
-    const states = await loadItemStates(store, [...upserts.map((u) => ({ databaseId, itemKey: u.itemKey })), ...deletes.map((d) => ({ databaseId, itemKey: d.itemKey }))], cache);
+    const states = await loadItemStates(store, [...upserts, ...permissions, ...deletes].map((u) => ({ databaseId, itemKey: u.itemKey })), cache);
     const stateOf = (key: string) => states.get(streams.item(databaseId, key));
-    const changed = upserts.filter((u) => {
+    const changed: SyncedItem[] = [];
+    const permissionOnly: (ItemRef & { permission: PermissionCapture | null })[] = [...permissions];
+    for (const u of upserts) {
       const state = stateOf(u.itemKey);
-      return !(state?.live && state.synced?.fingerprint === syncedFingerprint(u.data));
-    });
-    const counts: SyncCounts = { ...NO_COUNTS, unchanged: upserts.length - changed.length };
+      if (!(state?.live && state.synced?.fingerprint === syncedFingerprint(u.data))) changed.push(u);
+      else permissionOnly.push({ itemKey: u.itemKey, itemId: u.itemId, collection: u.data.collection, permission: u.data.connector?.permission ?? null });
+    }
     for (const collection of new Set(changed.map((u) => u.data.collection))) await this.ensureCollection(collection);
     const events = await this.storePayloads(changed);
     const ctx = { ...this.ctx(), databaseId };
+    type State = Parameters<ItemDecision['decide']>[0];
+    const ids = (r: ItemRef) => ({ databaseId, itemKey: r.itemKey, itemId: r.itemId, collection: r.collection, store: SYNCED_STORE });
     const decisions: ItemDecision[] = [
-      ...events.map((event) => ({ ctx, databaseId, itemKey: event.data.itemKey, decide: (state: Parameters<ItemDecision['decide']>[0]) => decideItem({ type: 'SyncDocument', event }, state) })),
-      ...deletes.map((d) => ({ ctx, databaseId, itemKey: d.itemKey, decide: (state: Parameters<ItemDecision['decide']>[0]): ItemEvent[] => (state.live ? [{ type: 'ItemDeleted', data: { databaseId, itemKey: d.itemKey, itemId: d.itemId, collection: d.collection, store: 'knowledge' } }] : []) })),
+      ...events.map((event) => ({ ctx, databaseId, itemKey: event.data.itemKey, decide: (state: State) => decideItem({ type: 'SyncDocument', event }, state) })),
+      ...permissionOnly.map((p) => ({ ctx, databaseId, itemKey: p.itemKey, decide: (state: State) => decideItem({ type: 'SyncPermission', ids: ids(p), permission: p.permission }, state) })),
+      ...deletes.map((d) => ({ ctx, databaseId, itemKey: d.itemKey, decide: (state: State): ItemEvent[] => (state.live ? [{ type: 'ItemDeleted', data: ids(d) }] : []) })),
     ];
+    const counts: SyncCounts = { ...NO_COUNTS, unchanged: upserts.length - changed.length - (permissionOnly.length - permissions.length) };
     if (!decisions.length) return counts;
     const outcomes = await decideOnItems(store, decisions, cache);
     outcomes.forEach((o, i) => {
       if (!o.events) throw o.error;
-      if (i < events.length) {
-        if (o.events.length) counts.upserted++;
-        else counts.unchanged++;
-      } else if (o.events.length) counts.deleted++;
+      const wrote = o.events.length > 0;
+      if (i < events.length) wrote ? counts.upserted++ : counts.unchanged++;
+      else if (i < events.length + permissionOnly.length) {
+        if (wrote) counts.permissions = (counts.permissions ?? 0) + 1;
+        else if (i >= events.length + permissions.length) counts.unchanged++;
+      } else if (wrote) counts.deleted++;
     });
     if (counts.upserted || counts.deleted) this.deps.pipeline.wake();
     return counts;
@@ -402,7 +479,7 @@ class RunningSync {
       for (let i = 0; i < gone.length; i += DELETE_BATCH) {
         await this.requireLiveConnector();
         const batch = gone.slice(i, i + DELETE_BATCH).map((id) => known.get(id)!);
-        counts = addCounts(counts, await this.writeItems([], batch.map((d) => ({ itemKey: d.itemKey, itemId: d.itemId, collection: d.collection }))));
+        counts = addCounts(counts, await this.writeItems({ upserts: [], permissions: [], deletes: batch.map((d) => ({ itemKey: d.itemKey, itemId: d.itemId, collection: d.collection })) }));
       }
     }
     const refetch = changed.filter((id) => !this.crawled.has(id));
@@ -422,7 +499,6 @@ class RunningSync {
   }
 }
 
-const addCounts = (a: SyncCounts, b: SyncCounts): SyncCounts => ({ upserted: a.upserted + b.upserted, unchanged: a.unchanged + b.unchanged, deleted: a.deleted + b.deleted, failed: a.failed + b.failed });
 
 async function collect<T>(iterable: AsyncIterable<T>, signal?: AbortSignal): Promise<T[]> {
   const out: T[] = [];

@@ -33,7 +33,7 @@ export interface LastSyncView {
   sync_id: string;
   outcome: 'completed' | 'deferred' | 'failed';
   ended_at: string | null;
-  counts?: { upserted: number; unchanged: number; deleted: number; failed: number };
+  counts?: { upserted: number; unchanged: number; deleted: number; failed: number; permissions: number };
   retry_at?: string;
   reason?: string;
   failure?: string;
@@ -95,7 +95,7 @@ export function lastSyncOf(state: ResourceState, endedAt: Date | null): LastSync
   const ended_at = iso(endedAt);
   switch (o.kind) {
     case 'completed':
-      return { sync_id: o.syncId, outcome: 'completed', ended_at, counts: o.counts };
+      return { sync_id: o.syncId, outcome: 'completed', ended_at, counts: { ...o.counts, permissions: o.counts.permissions ?? 0 } };
     case 'deferred':
       return { sync_id: o.syncId, outcome: 'deferred', ended_at, retry_at: o.retryAt, reason: o.reason };
     case 'failed':

@@ -29,6 +29,7 @@ export class SyncCountsResponse {
   @ApiProperty({ type: 'integer' }) unchanged!: number;
   @ApiProperty({ type: 'integer' }) deleted!: number;
   @ApiProperty({ type: 'integer' }) failed!: number;
+  @ApiProperty({ type: 'integer', description: 'Documents whose source permission alone changed: applied without a new version' }) permissions!: number;
 }
 
 /** How the resource's last sync ended. */

@@ -9,7 +9,8 @@ import type { StoredAcl } from './access-precedence';
  *                                                         ConnectorDeletionRequested, ConnectorDeleted
  *   connector-resource-<connectorId>-<sha256(resourceId)> ResourceConfigured, ResourceReplaced, ResourceSettingsChanged,
  *                                                         ResourceRemoved, SyncStarted, SyncCheckpointRecorded,
- *                                                         PermissionsCaptured, SyncCompleted, SyncDeferred, SyncFailed
+ *                                                         SyncLeaseRenewed, PermissionsCaptured, SyncCompleted,
+ *                                                         SyncDeferred, SyncFailed
  *
  * Credentials never enter the log: ConnectorCreated and ConnectorCredentialsRotated carry the id of the sealed
  * credentials row (table connector_credentials) only. Every ACL here is in stored form (`normalizeDocumentAcl`).
@@ -161,13 +162,30 @@ export interface SyncCounts {
   deleted: number;
   /** documents that could not be synced (a provider `failure` event); the rest went on */
   failed: number;
+  /** documents whose per-document permission alone changed (no new version); absent: none */
+  permissions?: number;
 }
 export const NO_COUNTS: SyncCounts = { upserted: 0, unchanged: 0, deleted: 0, failed: 0 };
+
+/** Two counts added up (`permissions` left out while both have none, as older events do). */
+export function addCounts(a: SyncCounts, b: SyncCounts): SyncCounts {
+  const permissions = (a.permissions ?? 0) + (b.permissions ?? 0);
+  return { upserted: a.upserted + b.upserted, unchanged: a.unchanged + b.unchanged, deleted: a.deleted + b.deleted, failed: a.failed + b.failed, ...(permissions ? { permissions } : {}) };
+}
 
 /** The cursor moved: every effect up to `cursor` is committed. Renews the sync's lease. */
 export interface SyncCheckpointRecorded {
   type: 'SyncCheckpointRecorded';
   data: ResourceIds & { syncId: string; generation: number; cursor: string; counts: SyncCounts; leaseExpiresAt: string };
+}
+
+/**
+ * The running sync is alive between checkpoints (a long page, a slow source): its lease now runs until
+ * `leaseExpiresAt`, so no other process takes the resource over while it works.
+ */
+export interface SyncLeaseRenewed {
+  type: 'SyncLeaseRenewed';
+  data: ResourceIds & { syncId: string; generation: number; leaseExpiresAt: string };
 }
 
 /** The resource-level permission verdict of a sync (rule 11); recorded when it differs from the current one. */
@@ -217,6 +235,7 @@ export type ResourceEvent =
   | ResourceRemoved
   | SyncStarted
   | SyncCheckpointRecorded
+  | SyncLeaseRenewed
   | PermissionsCaptured
   | SyncCompleted
   | SyncDeferred
@@ -242,6 +261,7 @@ export const RESOURCE_EVENT_TYPES = [
   'ResourceRemoved',
   'SyncStarted',
   'SyncCheckpointRecorded',
+  'SyncLeaseRenewed',
   'PermissionsCaptured',
   'SyncCompleted',
   'SyncDeferred',

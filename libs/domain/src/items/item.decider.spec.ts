@@ -74,17 +74,43 @@ describe('item decider', () => {
       given([synced(0)]).when(sync({ content: { sha256: 'another-blob-hash', bytes: 9, contentType: 'text/plain' } })).thenNothing();
       given([synced(0, { metadata: { b: 1, a: 2 } })]).when(sync({ metadata: { a: 2, b: 1 } })).thenNothing();
     });
-    it('a new version when the content hash, a field or the permission changed', () => {
+    it('a new version when the content hash or a field changed', () => {
       for (const over of [
         { connector: { ...source, contentHash: 'h2' } },
         { title: 'renamed' },
         { metadata: { team: 'b' } },
         { additionalMetadata: { x: 1 } },
         { customInstructions: 'summarize' },
-        { connector: { ...source, permission: { status: 'captured' as const, acl: ['user_email:a@x.io'] } } },
       ]) {
         given([synced(0)]).when(sync(over)).then([sync(over).event]);
       }
+    });
+    describe('a permission-only change', () => {
+      const ada = { status: 'captured' as const, acl: ['user_email:ada@x.io'] };
+      const bob = { status: 'captured' as const, acl: ['user_email:bob@x.io'] };
+      const withPermission = (permission: typeof ada) => ({ connector: { ...source, permission } });
+      const changed = (permission: typeof ada | null, previous: typeof ada | null): ItemEvent => ({ type: 'ProviderPermissionChanged', data: { ...ids, permission, previous } });
+
+      it('is a ProviderPermissionChanged, not a new version, when only the permission differs', () => {
+        given([synced(0)]).when(sync(withPermission(ada))).then([changed(ada, null)]);
+        given([synced(0, withPermission(ada))]).when(sync(withPermission(bob))).then([changed(bob, ada)]);
+        given([synced(0, withPermission(ada))]).when(sync()).then([changed(null, ada)]);
+      });
+      it('a version whose content changed too carries its permission as a new version', () => {
+        const over = { connector: { ...source, contentHash: 'h2', permission: ada } };
+        given([synced(0)]).when(sync(over)).then([sync(over).event]);
+      });
+      it('after the change, the same permission again appends nothing', () => {
+        given([synced(0), changed(ada, null)]).when(sync(withPermission(ada))).thenNothing();
+        given([synced(0), changed(ada, null)]).when({ type: 'SyncPermission', ids, permission: ada }).thenNothing();
+      });
+      it('SyncPermission changes a live synced item, and nothing else', () => {
+        given([synced(0)]).when({ type: 'SyncPermission', ids, permission: ada }).then([changed(ada, null)]);
+        given([synced(0, withPermission(ada))]).when({ type: 'SyncPermission', ids, permission: null }).then([changed(null, ada)]);
+        given([]).when({ type: 'SyncPermission', ids, permission: ada }).thenNothing();
+        given([synced(0), deleted]).when({ type: 'SyncPermission', ids, permission: ada }).thenNothing();
+        given([ingested(0)]).when({ type: 'SyncPermission', ids, permission: ada }).thenNothing();
+      });
     });
     it('an item not ingested by a sync is replaced by the synced document', () => {
       given([ingested(0)]).when(sync()).then([sync().event]);

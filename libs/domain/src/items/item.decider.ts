@@ -2,7 +2,8 @@ import type { DomainEvent } from '../domain-event';
 import { conflict, notFound, unknownCommand } from '../errors';
 import { isMetadataValue, type MetadataValue } from './item-input';
 import type { IndexingStatus, ItemEvent, ItemIngested } from './item.events';
-import { syncedFingerprint, syncedItemState, type SyncedItemState } from './synced-item';
+import type { PermissionCapture } from '../connectors/access-precedence';
+import { samePermission, syncedFingerprint, syncedItemState, type SyncedItemState } from './synced-item';
 
 /** One item's stream folded: is it live, which content version, which status. */
 export interface ItemState {
@@ -44,6 +45,11 @@ export function evolveItem(state: ItemState, event: DomainEvent & { revision?: n
     }
     case 'AclChanged':
       return { ...state, acl: event.data.acl };
+    case 'ProviderPermissionChanged': {
+      if (!state.synced) return state;
+      const { permission: _previous, ...synced } = state.synced;
+      return { ...state, synced: event.data.permission ? { ...synced, permission: event.data.permission } : synced };
+    }
     case 'ItemMetadataUpdated':
       return state;
     case 'InferenceCompleted':
@@ -71,6 +77,11 @@ export type ItemCommand =
    * an unchanged source appends nothing.
    */
   | { type: 'SyncDocument'; event: ItemIngested }
+  /**
+   * A connector learned that only this document's per-document permission changed (a `permission` sync event): the
+   * change on the live synced item, nothing for an item that is not live or not synced, or already says it.
+   */
+  | { type: 'SyncPermission'; ids: ItemIds; permission: PermissionCapture | null }
   | { type: 'UpdateMetadata'; ids: ItemIds; metadata?: Record<string, unknown>; additionalMetadata?: Record<string, unknown>; title?: string | null; acl?: string[] }
   | { type: 'Delete'; ids: ItemIds }
   | { type: 'Advance'; contentVersion: number; status: IndexingStatus; errorCode?: string; message?: string; ids: ItemIds };
@@ -87,18 +98,29 @@ function metadataValues(metadata: Record<string, unknown>): Record<string, Metad
   return out;
 }
 
+/** A synced item's permission-only change: nothing when it already says the same (the audit trail records changes only). */
+function decidePermission(state: ItemState, of: { data: ItemIds }, permission: PermissionCapture | null): ItemEvent[] {
+  if (!state.live || !state.synced || samePermission(state.synced.permission, permission)) return [];
+  const { databaseId, itemKey, itemId, collection, store } = of.data;
+  return [{ type: 'ProviderPermissionChanged', data: { databaseId, itemKey, itemId, collection, store, permission, previous: state.synced.permission ?? null } }];
+}
+
 export function decideItem(command: ItemCommand, state: ItemState): ItemEvent[] {
   switch (command.type) {
     case 'Ingest':
       if (state.live && !command.upsert) throw conflict('ITEM_EXISTS', `an item with id '${command.event.data.itemId}' already exists (upsert is false)`);
       return [command.event];
     case 'SyncDocument': {
-      if (state.live && state.synced !== undefined && state.synced.fingerprint === syncedFingerprint(command.event.data)) return [];
+      if (state.live && state.synced !== undefined && state.synced.fingerprint === syncedFingerprint(command.event.data)) {
+        return decidePermission(state, command.event, command.event.data.connector?.permission ?? null);
+      }
       // A document's own rule (a metadata `acl` edit) outlives a new version from the source: dropping it would widen
       // the document back to its resource's rule (rule 13: deleting a rule never widens).
       if (state.live && state.acl !== undefined) return [{ ...command.event, data: { ...command.event.data, acl: state.acl } }];
       return [command.event];
     }
+    case 'SyncPermission':
+      return decidePermission(state, { data: command.ids }, command.permission);
     case 'UpdateMetadata': {
       if (!state.live) throw notFound('ITEM_NOT_FOUND', `no item with id '${command.ids.itemId}'`);
       const out: ItemEvent[] = [];

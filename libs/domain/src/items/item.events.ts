@@ -129,6 +129,17 @@ export interface AclChanged {
   data: { databaseId: string; itemKey: string; itemId: string; collection: string; store: Store; acl: string[]; previous: string[] | null };
 }
 
+/**
+ * A synced document's per-document provider permission changed at the source and nothing else: its content, version
+ * and index entries stay as they are, and the query path decides its access from the new permission (rule 12).
+ * `permission` null: the provider no longer gives the document a permission of its own. The audit trail of what the
+ * provider said, as AclChanged is for rules set through the API.
+ */
+export interface ProviderPermissionChanged {
+  type: 'ProviderPermissionChanged';
+  data: { databaseId: string; itemKey: string; itemId: string; collection: string; store: Store; permission: PermissionCapture | null; previous: PermissionCapture | null };
+}
+
 /** What graph extraction produced for one content version (blob: {entities, mentions, relations}). */
 export interface GraphExtracted {
   type: 'GraphExtracted';
@@ -141,4 +152,13 @@ export interface InferenceCompleted {
   data: { databaseId: string; itemKey: string; contentVersion: number; factsSha256: string; derivedIds: string[]; model: string };
 }
 
-export type ItemEvent = ItemIngested | StatusAdvanced | ItemChunked | ItemDeleted | ItemMetadataUpdated | AclChanged | GraphExtracted | InferenceCompleted;
+export type ItemEvent =
+  | ItemIngested
+  | StatusAdvanced
+  | ItemChunked
+  | ItemDeleted
+  | ItemMetadataUpdated
+  | AclChanged
+  | ProviderPermissionChanged
+  | GraphExtracted
+  | InferenceCompleted;
