@@ -22,7 +22,10 @@ export function pageHash(id: string, version: number): string {
   return createHash('sha256').update(`confluence-page:1:${id}:${version}`).digest('hex');
 }
 
-/** A page read with `PAGE_EXPAND` as a synced document, with the per-document permission given. */
+/**
+ * A page read with `PAGE_EXPAND` as a synced document. A page no restriction applies to carries no per-document
+ * permission (its space's verdict decides); a restricted one carries the permission given.
+ */
 export function pageToDocument(page: Models.Content, spaceKey: string, wikiUrl: string, permission: PermissionCapture): SyncedDocument {
   const version = page.version?.number ?? 0;
   const webui = typeof page._links?.webui === 'string' ? page._links.webui : `/pages/viewpage.action?pageId=${page.id}`;
@@ -35,6 +38,6 @@ export function pageToDocument(page: Models.Content, spaceKey: string, wikiUrl: 
     contentHash: pageHash(page.id, version),
     metadata: { space_key: spaceKey, page_id: page.id, version, url: `${wikiUrl}${webui}` },
     filterableFields: { space: spaceKey, content_type: 'page', last_modified_by: lastModifiedBy, version },
-    permission,
+    ...(permission.status === 'captured' && permission.acl === null ? {} : { permission }),
   };
 }
