@@ -23,6 +23,7 @@ import { blobRefsProjection } from '@crs/projections/blob-refs/blob-refs.project
 import { connectorsProjection } from '@crs/projections/connectors/connectors.projection';
 import { ConnectorCredentialVault, CONNECTOR_KEY_FILE_NAME } from '@crs/connectors/credential-vault';
 import { ProviderRegistry } from '@crs/connectors/provider-registry';
+import { ConfluenceProvider } from '@crs/connectors/providers/confluence/confluence.provider';
 import { PostgresProvider } from '@crs/connectors/providers/postgres/postgres.provider';
 import { GitHubProvider } from '@crs/connectors/providers/github/github.provider';
 import { SlackProvider } from '@crs/connectors/providers/slack/slack.provider';
@@ -147,6 +148,7 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
       new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
       new GitHubProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
       new SlackProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new ConfluenceProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
     ]);
     const pruneHolds = new PruneHolds(ds);
     await pruneHolds.init();
