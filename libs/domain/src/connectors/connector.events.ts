@@ -189,7 +189,7 @@ export interface SyncLeaseRenewed {
 }
 
 /** The resource-level permission verdict of a sync (rule 11); recorded when it differs from the current one. */
-export type PermissionVerdict = { status: 'captured'; acl: StoredAcl | null } | { status: 'off' } | { status: 'failed'; message: string };
+export type PermissionVerdict = { status: 'captured'; acl: StoredAcl | null; unresolved?: number } | { status: 'off' } | { status: 'failed'; message: string };
 
 export interface PermissionsCaptured {
   type: 'PermissionsCaptured';

@@ -94,12 +94,12 @@ export const initialResource = (): ResourceState => ({
 function capture(previous: PermissionCapture | null, verdict: PermissionVerdict): PermissionCapture {
   switch (verdict.status) {
     case 'captured':
-      return { status: 'captured', acl: verdict.acl };
+      return { status: 'captured', acl: verdict.acl, ...(verdict.unresolved ? { unresolved: verdict.unresolved } : {}) };
     case 'off':
       return { status: 'off' };
     case 'failed': {
       // A failure decides as the last successful capture did (access-precedence.ts); it never widens.
-      const last = previous?.status === 'captured' ? { acl: previous.acl } : previous?.status === 'failed' ? previous.last : undefined;
+      const last = previous?.status === 'captured' ? { acl: previous.acl, ...(previous.unresolved ? { unresolved: previous.unresolved } : {}) } : previous?.status === 'failed' ? previous.last : undefined;
       return last ? { status: 'failed', last } : { status: 'failed' };
     }
   }
