@@ -11,7 +11,8 @@ import type { RunningFake } from '../fakes/loopback-server';
  * retrieves (the provider's captured permissions through rule 12's decision, against a random API rule on the
  * resource) equals what Jira shows that person: an issue with a level to the level's members who may browse the
  * project; any other issue to whoever may browse it. Where a browse holder hides their email the provider's verdict
- * says nothing, so the API rule (or nothing) governs, and a public verdict yields to an API rule: the model says so too.
+ * names nobody, so the API rule governs (with none, nobody sees the issue), and a public verdict yields to an API rule:
+ * the model says so too.
  */
 const USERS = { ada: 'ada@p.test', bob: 'bob@p.test', cy: 'cy@p.test', hid: undefined } as const;
 type Name = keyof typeof USERS;
@@ -84,7 +85,7 @@ describe('jira permissions: what a caller retrieves is what Jira shows them (rul
               if (level === null && (hidden || browsers === 'anyone')) {
                 // the verdict says nothing (hidden emails) or is public: the API rule governs when there is one
                 if (api !== undefined) expected = isVisible([...api], callerPrincipals([caller]));
-                else expected = hidden ? true : jira;
+                else expected = hidden ? false : jira;
               }
               if (retrieves !== expected) throw new Error(`${caller} on ${doc.metadata.issue_key} (level ${level}, reporter ${reporter}): retrieves ${retrieves}, expected ${expected}; acl ${JSON.stringify(acl)}`);
             }

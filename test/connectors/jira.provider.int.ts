@@ -109,4 +109,19 @@ describe('jira connector: who retrieves which issue', () => {
     expect(await retrieves(BOB)).toEqual(['OPS-1']);
     expect(await versions()).toEqual(before);
   });
+
+  it('browse access with a hidden email closes the project\'s issues until the resource has an acl, and the status says why', async () => {
+    fake.addUser({ accountId: 'acc-hid', displayName: 'Hidden' });
+    fake.setBrowse('OPS', [{ type: 'group', value: 'grp-eng' }, { type: 'user', value: 'acc-hid' }]);
+    await syncNow();
+    const [resource] = (await status()).resources;
+    expect(resource).toMatchObject({ status: 'healthy', status_reason: '1 members at the source could not be resolved to an email; no acl rule is set on the resource, so its documents are closed to every caller until one is' });
+    expect(await retrieves(BOB)).toEqual([]);
+    expect((await t.request('PATCH', `/connectors/${connectorId}/resources/OPS`, { body: { acl: [BOB] } })).status).toBe(200);
+    expect(await retrieves(BOB)).toEqual(['OPS-1']);
+    // the issue with a level keeps its own permission, whatever the resource's rule: Ada is in the level and may
+    // browse; Cy is in the level but may no longer browse the project
+    expect(await retrieves(ADA)).toEqual(['OPS-2']);
+    expect(await retrieves(CY)).toEqual([]);
+  });
 });

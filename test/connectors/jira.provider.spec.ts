@@ -260,7 +260,7 @@ describe('jira provider', () => {
       fake.setBrowse('OPS', [{ type: 'applicationRole' }, { type: 'user', value: 'acc-bob' }, { type: 'reporter' }]);
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:application-role', 'user_email:bob@example.test'] });
       fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-eve' }]);
-      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null });
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null, unresolved: 1 });
       fake.setBrowse('OPS', []);
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['__private__'] });
     });
@@ -283,14 +283,14 @@ describe('jira provider', () => {
       expect(byKey['OPS-1'].permission).toBeUndefined();
       expect(byKey['OPS-3'].permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
       // OPS-2's reporter hides their email: the level's other members only, never the project
-      expect(byKey['OPS-2'].permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+      expect(byKey['OPS-2'].permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'], unresolved: 1 });
       // a member of the level who may not browse the project does not see its issues, as in Jira
       fake.addUser({ accountId: 'acc-zed', displayName: 'Zed', emailAddress: 'zed@example.test' });
       fake.setSecurityLevelHolders('OPS', '10100', [{ type: 'user', value: 'acc-zed' }, { type: 'reporter' }]);
       const again = await sync(null);
       expect(again.docs.filter((d) => d.permission).map((d) => [d.metadata.issue_key, d.permission])).toEqual([
         ['OPS-3', { status: 'captured', acl: ['user_email:bob@example.test'] }],
-        ['OPS-2', { status: 'captured', acl: ['__private__'] }],
+        ['OPS-2', { status: 'captured', acl: ['__private__'], unresolved: 1 }],
       ]);
     });
 

@@ -160,8 +160,8 @@ export interface BrowseAccess {
 
 /**
  * BROWSE_PROJECTS of the project's permission scheme. A holder whose email Jira hides (or a grant that names people
- * the connector cannot list) makes the verdict say nothing (`acl` null): the resource's `acl` rule governs its issues
- * then, rather than a list that leaves those people out.
+ * the connector cannot list) makes the verdict `acl` null with the unresolved count: the resource's `acl` rule governs
+ * its issues then (with none, nobody sees them), rather than a list that leaves those people out.
  */
 export async function browseAccess(api: JiraApi, projectKey: string, directory = new Directory(api)): Promise<BrowseAccess> {
   const scheme = await api.call(`reading the permission scheme of project ${projectKey}`, (c) => c.projectPermissionSchemes.getAssignedPermissionScheme({ projectKeyOrId: projectKey, expand: 'permissions,user,group' }), true);
@@ -273,23 +273,28 @@ export class SecurityLevels {
 
   /**
    * The per-document permission of an issue with a level: the level's members, plus the issue's reporter or assignee
-   * when the level grants them, who may also browse the project. A member whose email Jira hides is left out (the
-   * issue is never shown wider than Jira shows it); a level unknown to the scheme just read closes the issue.
+   * when the level grants them, who may also browse the project. A member whose email Jira hides is left out and
+   * counted in `unresolved`: the issue keeps its list of the others rather than yield to an API rule, so it is never
+   * shown wider than Jira shows it. A level unknown to the scheme just read closes the issue.
    */
   permission(levelId: string, issue: SearchedIssue): PermissionCapture {
     const rule = this.levels?.get(levelId);
     if (!rule) return { status: 'captured', acl: [PRIVATE] };
-    if (rule.people === 'public') return { status: 'captured', acl: [PUBLIC] };
-    const people = new Set(rule.people);
+    let unresolved = rule.holders.unresolved;
+    const people = rule.people === 'public' ? 'public' : new Set(rule.people);
     const add = (user: Version3Models.UserDetails | null | undefined) => {
-      const principal = userPrincipal(user?.emailAddress);
-      if (principal && this.browse(principal)) people.add(principal);
+      if (!user) return;
+      const principal = userPrincipal(user.emailAddress);
+      if (!principal) unresolved++;
+      else if (people !== 'public' && this.browse(principal)) people.add(principal);
     };
     if (rule.holders.reporter) add(issue.fields.reporter);
     if (rule.holders.assignee) add(issue.fields.assignee);
-    if (people.size === 0) return { status: 'captured', acl: [PRIVATE] };
+    const counted = unresolved > 0 ? { unresolved } : {};
+    if (people === 'public') return { status: 'captured', acl: [PUBLIC] };
+    if (people.size === 0) return { status: 'captured', acl: [PRIVATE], ...counted };
     // The people of a level and the project at once cannot be named by groups: past the limit, one principal.
-    return { status: 'captured', acl: people.size <= MAX_PRINCIPALS ? [...people].sort() : [`group:jira:security-level:${levelId}`] };
+    return { status: 'captured', acl: people.size <= MAX_PRINCIPALS ? [...people].sort() : [`group:jira:security-level:${levelId}`], ...counted };
   }
 
   /** How many members of a level the connector could not resolve (emails hidden, grants it cannot list). */

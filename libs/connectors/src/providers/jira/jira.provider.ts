@@ -139,11 +139,15 @@ export class JiraProvider implements ConnectorProvider {
     return out;
   }
 
-  /** Who holds BROWSE_PROJECTS (rule 11): emails, groups expanded; null when a holder's email is hidden. */
+  /**
+   * Who holds BROWSE_PROJECTS (rule 11): emails, groups expanded. When some holder cannot be named (Jira hides the
+   * email), the verdict is `acl: null` with the `unresolved` count: the resource's API rule governs, else nobody, and the
+   * resource's status says so.
+   */
   async capturePermissions(ctx: ProviderContext, resource: ResourceConfig): Promise<ResourcePermission> {
     const api = await this.api(ctx);
     const browse = await browseAccess(api, projectKeyOf(resource));
-    return { status: 'captured', acl: browse.acl };
+    return browse.acl === null ? { status: 'captured', acl: null, unresolved: browse.unresolved } : { status: 'captured', acl: browse.acl };
   }
 
   /**
