@@ -92,7 +92,7 @@ describe('jira permissions: what a caller retrieves is what Jira shows them (rul
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 80 },
     );
   });
 });

@@ -261,6 +261,8 @@ describe('jira provider', () => {
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:application-role', 'user_email:bob@example.test'] });
       fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-eve' }]);
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null, unresolved: 1 });
+      fake.setBrowse('OPS', [{ type: 'anyone' }, { type: 'user', value: 'acc-eve' }]);
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['__public__'] });
       fake.setBrowse('OPS', []);
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['__private__'] });
     });

@@ -169,7 +169,9 @@ export async function browseAccess(api: JiraApi, projectKey: string, directory =
   // The reporter, assignee or lead of each issue: not a resource-wide grant; left out, which only narrows.
   const holders = await resolveHolders(grants.filter((h) => !['reporter', 'assignee', 'projectLead', 'reporterWithCreatePermission', 'assigneeWithAssignablePermission'].includes(h.type)), directory);
   const acl = holdersAcl(holders, `group:jira:browse:${projectKey.toLowerCase()}`);
-  return { acl: holders.unresolved > 0 ? null : acl, principals: acl[0] === PUBLIC || acl[0] === PRIVATE ? 0 : acl.length, unresolved: holders.unresolved, holders };
+  // A public grant reaches everyone, the people the connector cannot name included.
+  const unresolved = holders.public ? 0 : holders.unresolved;
+  return { acl: unresolved > 0 ? null : acl, principals: acl[0] === PUBLIC || acl[0] === PRIVATE ? 0 : acl.length, unresolved, holders };
 }
 
 /**
