@@ -109,9 +109,9 @@ describe('Confluence provider', () => {
       expect(await provider.capturePermissions(ctx, { ...SPACE, resourceId: 'HR' })).toEqual({ status: 'captured', acl: ['__public__'] });
     });
 
-    it('says nothing when a reader\'s email is hidden, so the resource rule governs', async () => {
+    it('names no list when a reader\'s email is hidden, with the count, so the resource rule governs', async () => {
       fake.addGroup('grp-eng', 'engineering', ['acc-ada', 'acc-bob', 'acc-eve']);
-      expect(await provider.capturePermissions(ctx, SPACE)).toEqual({ status: 'captured', acl: null });
+      expect(await provider.capturePermissions(ctx, SPACE)).toEqual({ status: 'captured', acl: null, unresolved: 1 });
     });
 
     it('names a group as group:confluence:<id> past 1,000 readers instead of truncating the list', async () => {
@@ -394,8 +394,10 @@ describe('Confluence permissions, property', () => {
               let expected: boolean;
               // a restriction on the page or an ancestor: Confluence's own answer, whatever the API rule says
               if (restrictions.length > 0) expected = readsSpace && restrictions.every((j) => inLevel(person, w.pages[j].restriction));
-              // the space is public, or its readers cannot all be named: the API rule governs (unrestricted without one)
-              else if (w.space.anonymous || hiddenReader) expected = apiAllows;
+              // the space is public: the API rule governs (unrestricted without one)
+              else if (w.space.anonymous) expected = apiAllows;
+              // its readers cannot all be named: the API rule governs, and without one nobody reads it here
+              else if (hiddenReader) expected = w.apiRule !== undefined && apiAllows;
               else expected = readsSpace;
               expect({ page: i, person, retrieves }).toEqual({ page: i, person, retrieves: expected });
             }

@@ -333,7 +333,7 @@ describe('GitHub provider against the GitHub fake', () => {
     const [userA, userB] = ['octokit-fixture-user-a', 'octokit-fixture-user-b'];
     const collaborator = (login: string, id: number): GitHubCollaborator => ({ ...fake.recordedCollaborators[0], login, id, role_name: 'read' });
 
-    it('public: __public__; private: the collaborators\' public emails; one hidden email: nothing, and the report counts it', async () => {
+    it('public: __public__; private: the collaborators\' public emails; one hidden email: no list, the count of unresolved collaborators', async () => {
       const p = provider();
       expect(await p.capturePermissions(ctx(), repo(HELLO))).toEqual({ status: 'captured', acl: ['__public__'] });
       fake.setVisibility(HELLO, 'private');
@@ -342,7 +342,8 @@ describe('GitHub provider against the GitHub fake', () => {
       fake.setPublicEmail(userB, 'bob@example.com');
       expect(await p.capturePermissions(ctx(), repo(HELLO))).toEqual({ status: 'captured', acl: ['user_email:ada@example.com', 'user_email:bob@example.com'] });
       fake.setPublicEmail(userB, null);
-      expect(await p.inspectPermissions(ctx(), repo(HELLO))).toEqual({ visibility: 'private', collaborators: 2, unresolved: [userB], verdict: { status: 'captured', acl: null } });
+      expect(await p.inspectPermissions(ctx(), repo(HELLO))).toEqual({ visibility: 'private', collaborators: 2, unresolved: [userB], verdict: { status: 'captured', acl: null, unresolved: 1 } });
+      expect(await p.capturePermissions(ctx(), repo(HELLO))).toEqual({ status: 'captured', acl: null, unresolved: 1 });
       fake.removeCollaborator(HELLO, userB);
       expect(await p.capturePermissions(ctx(), repo(HELLO))).toEqual({ status: 'captured', acl: ['user_email:ada@example.com'] });
     });
@@ -391,8 +392,8 @@ describe('GitHub provider against the GitHub fake', () => {
               const apiAllows = apiRule === undefined ? true : apiRule.includes(`user_email:${login}@example.com`);
               // Public at GitHub: everyone reads it, unless an API rule narrows it (a public verdict does not override
               // one). Private with every collaborator resolved: exactly the collaborators. Private with one hidden
-              // email: the capture says nothing and the API rule (or, with none, no restriction) decides.
-              const expected = visibility === 'public' ? apiAllows : resolved ? members.includes(login) : apiAllows;
+              // email: the API rule decides, and with none nobody reads it (the repository is known not to be open).
+              const expected = visibility === 'public' ? apiAllows : resolved ? members.includes(login) : apiRule !== undefined && apiAllows;
               expect({ visibility, members, hidden, apiRule, login, retrieves }).toEqual({ visibility, members, hidden, apiRule, login, retrieves: expected });
             }
           },

@@ -61,7 +61,8 @@ describe('Slack permissions: retrieval equals readability in the source (rule 11
 
         // A member Slack will not name: someone active in the channel whose email is hidden.
         const unnamed = isPrivate && !crowd && people.some((p) => p.member && p.active && !p.emailShown);
-        const admittedByRule = (email: string) => rule === undefined || rule.includes('__public__') || rule.includes(`user_email:${email}`);
+        // Then the API rule governs; with none, nobody reads the channel here (it is known not to be open).
+        const admittedByRule = (email: string) => rule !== undefined && (rule.includes('__public__') || rule.includes(`user_email:${email}`));
         const callers = [
           ...people.map((p, i) => ({
             email: emailOf(run, i),

@@ -157,7 +157,7 @@ export class ConfluenceProvider implements ConnectorProvider {
       if (readers.acl === null) {
         throw new ConfigurationError(`Space ${key} is readable by more than 1,000 users and groups listed one by one, more than a document's access list may hold; set the resource's acl instead.`);
       }
-      if (readers.unresolved > 0) return { status: 'captured', acl: null };
+      if (readers.unresolved > 0) return { status: 'captured', acl: null, unresolved: readers.unresolved };
       return { status: 'captured', acl: readers.acl };
     });
   }

@@ -78,7 +78,7 @@ export async function inspectPermissions(client: GitHubClient, repository: Repos
   };
   await Promise.all(Array.from({ length: Math.min(LOOKUP_CONCURRENCY, logins.length) }, lookUp));
   const unresolved = logins.filter((l) => emails.get(l) === null);
-  if (unresolved.length) return { visibility, collaborators: logins.length, unresolved, verdict: { status: 'captured', acl: null } };
+  if (unresolved.length) return { visibility, collaborators: logins.length, unresolved, verdict: { status: 'captured', acl: null, unresolved: unresolved.length } };
   const acl = [...new Set(logins.map((l) => emails.get(l)!))].sort();
   // A private repository always has an owner or an admin; an empty list would still name nobody, never everybody.
   return { visibility, collaborators: logins.length, unresolved, verdict: { status: 'captured', acl } };

@@ -90,6 +90,6 @@ export async function channelAccess(api: SlackApi, channelId: string, channel: P
   const ids = await api.members(channelId);
   if (ids.length > MAX_PRINCIPALS) return { ...large, members: ids.length };
   const { principals, unresolved } = await resolveMembers(api, ids, directory);
-  if (unresolved.length) return { permission: { status: 'captured', acl: null }, basis: 'unresolved_members', members: ids.length, unresolved: unresolved.length };
+  if (unresolved.length) return { permission: { status: 'captured', acl: null, unresolved: unresolved.length }, basis: 'unresolved_members', members: ids.length, unresolved: unresolved.length };
   return { permission: { status: 'captured', acl: normalizeDocumentAcl(principals, true) ?? null }, basis: 'members', members: ids.length, unresolved: 0 };
 }
