@@ -84,6 +84,7 @@ export const connectorsProjection: ReadModelProjection = {
       case 'ResourceRemoved':
       case 'SyncStarted':
       case 'SyncCheckpointRecorded':
+      case 'SyncLeaseRenewed':
       case 'PermissionsCaptured':
       case 'SyncCompleted':
       case 'SyncDeferred':

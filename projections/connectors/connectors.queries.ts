@@ -151,6 +151,15 @@ const storedAcl = (acl: string) => `(CASE WHEN jsonb_typeof(${acl}) = 'array' TH
 const captured = (p: string) =>
   `(CASE ${p}->>'status' WHEN 'captured' THEN ${storedAcl(`${p}->'acl'`)} WHEN 'failed' THEN CASE WHEN jsonb_typeof(${p}->'last') = 'object' THEN ${storedAcl(`${p}->'last'->'acl'`)} ELSE ${PRIVATE_ACL} END END)`;
 
+/**
+ * Whether a PermissionCapture (JSON) is a restriction that could not name every member (access-precedence
+ * `rule-or-closed`): captured, or last captured before a failure, with no ACL and `unresolved` > 0.
+ */
+const unresolved = (p: string) =>
+  `(CASE ${p}->>'status' WHEN 'captured' THEN jsonb_typeof(${p}->'acl') IS DISTINCT FROM 'array' AND COALESCE((${p}->>'unresolved')::int, 0) > 0
+     WHEN 'failed' THEN jsonb_typeof(${p}->'last') = 'object' AND jsonb_typeof(${p}->'last'->'acl') IS DISTINCT FROM 'array' AND COALESCE((${p}->'last'->>'unresolved')::int, 0) > 0
+     ELSE false END)`;
+
 const resourceOf = (i: string, r: string) => `FROM rm_connector_resources ${r} WHERE ${r}.connector_id = ${i}.connector_id AND ${r}.resource_id = ${i}.resource_id`;
 
 /**
@@ -162,7 +171,12 @@ export function syncedAcl(i: string): string {
   const r = `${i}_r`;
   const resource = captured(`${r}.state->'permission'`);
   const api = storedAcl(`COALESCE(${i}.acl, ${r}.state->'settings'->'acl')`);
-  const resourceLevel = `(SELECT CASE WHEN ${resource} ? '__public__' AND ${api} IS NOT NULL THEN ${api} ELSE COALESCE(${resource}, ${api}) END ${resourceOf(i, r)})`;
+  // A restriction whose members could not all be named: the API rule, else nobody.
+  const ruleOrClosed = `COALESCE(${api}, ${PRIVATE_ACL})`;
+  const resourceLevel = `(SELECT CASE WHEN ${unresolved(`${i}.provider_permission`)} THEN ${ruleOrClosed}
+      WHEN ${resource} ? '__public__' AND ${api} IS NOT NULL THEN ${api}
+      WHEN ${resource} IS NULL AND ${unresolved(`${r}.state->'permission'`)} THEN ${ruleOrClosed}
+      ELSE COALESCE(${resource}, ${api}) END ${resourceOf(i, r)})`;
   return `(CASE WHEN ${i}.connector_id IS NULL THEN ${i}.acl ELSE COALESCE(${captured(`${i}.provider_permission`)}, ${resourceLevel}) END)`;
 }
 

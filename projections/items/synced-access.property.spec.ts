@@ -29,8 +29,10 @@ const acl = fc
 const capture: fc.Arbitrary<PermissionCapture> = fc.oneof(
   fc.constant({ status: 'off' as const }),
   fc.record({ status: fc.constant('captured' as const), acl: fc.option(acl, { nil: null }) }),
+  fc.record({ status: fc.constant('captured' as const), acl: fc.constant(null), unresolved: fc.constantFrom(2, 1200) }),
   fc.constant({ status: 'failed' as const }),
   fc.record({ status: fc.constant('failed' as const), last: fc.record({ acl: fc.option(acl, { nil: null }) }) }),
+  fc.record({ status: fc.constant('failed' as const), last: fc.record({ acl: fc.constant(null), unresolved: fc.constantFrom(2, 1200) }) }),
 );
 const settings = (rule: string[] | null) => ({ resourceType: 'channel', name: 'n', collection: null, metadata: null, additionalMetadata: null, options: null, acl: rule, customInstructions: null });
 const resource: fc.Arbitrary<ResourceState | null> = fc.option(

@@ -54,6 +54,11 @@ export class FakeProvider implements ConnectorProvider {
   resourcePermission: ResourcePermission | 'fail' = { status: 'captured', acl: null };
   /** pages served by `sync` (all resources) */
   pagesServed = 0;
+  /** how long each page of `sync` takes to arrive (a slow source) */
+  pageDelayMs = 0;
+  /** syncs iterating now, and the most at once */
+  activeSyncs = 0;
+  maxActiveSyncs = 0;
 
   private docs(resourceId: string): Map<string, FakeDocument> {
     let docs = this.resources.get(resourceId);
@@ -133,8 +138,18 @@ export class FakeProvider implements ConnectorProvider {
   }
 
   async *sync(ctx: ProviderContext, resource: ResourceConfig, cursor: SyncCursor | null): AsyncIterable<SyncEvent> {
+    this.maxActiveSyncs = Math.max(this.maxActiveSyncs, ++this.activeSyncs);
+    try {
+      yield* this.pages(ctx, resource, cursor);
+    } finally {
+      this.activeSyncs--;
+    }
+  }
+
+  private async *pages(ctx: ProviderContext, resource: ResourceConfig, cursor: SyncCursor | null): AsyncIterable<SyncEvent> {
     let after = cursor === null ? 0 : Number(JSON.parse(cursor).seq);
     for (;;) {
+      if (this.pageDelayMs) await new Promise((r) => setTimeout(r, this.pageDelayMs));
       this.call(ctx);
       const page = [...this.docs(resource.resourceId).values()]
         .filter((d) => d.seq > after)

@@ -123,7 +123,7 @@ describe('the /connectors routes', () => {
     const before = (await req('GET', '/connectors')).body.data.connectors;
     const unknown = await create({ provider: 'gopher' });
     expectError(unknown, 400, 'INVALID_INPUT');
-    expect(unknown.body.error.message).toMatch(/known providers: postgres/);
+    expect(unknown.body.error.message).toMatch(/known providers: [a-z_, ]*\bpostgres\b/);
     expectError(await req('POST', '/connectors', { body: { provider: 'postgres', database: 'shop' } }), 400, 'INVALID_INPUT');
     expectError(await create({ credentials: { connection_string: urlFor(ROLE, PASSWORD), token: 'x' } }), 400, 'INVALID_INPUT');
     expectError(await create({ credentials: {} }), 400, 'INVALID_INPUT');

@@ -36,6 +36,11 @@ export class ScenarioSwitches {
     this.revoked.add(token);
   }
 
+  /** Accepts a revoked token again, as after the provider's administrator reinstated it. */
+  restoreToken(token: string): void {
+    this.revoked.delete(token);
+  }
+
   /** Runs `change` on the source once `count` more requests have been answered, e.g. an edit in the middle of a crawl. */
   afterRequests(count: number, change: () => void): void {
     this.scheduled.push({ atCount: this.requests.length + count, change });

@@ -104,6 +104,7 @@ export async function visibleAt(store: EventStore, databaseId: string, collectio
     'api-rule': `the ${apiRuleOf} rule set through the API`,
     'api-rule-over-public-provider-verdict': `the ${apiRuleOf} rule set through the API (a public provider verdict does not override it)`,
     'failed-capture-closed': 'a failed permission capture with no earlier verdict (closed)',
+    'unresolved-members-closed': 'a provider restriction whose members could not all be named, with no rule set through the API (closed)',
     unrestricted: 'no rule from the provider or the API (unrestricted)',
   };
   return {

@@ -38,11 +38,18 @@ export class ResourceStream {
     this.name = streams.connectorResource(connectorId, resourceId);
   }
 
-  /** Decides and appends; throws the decider's refusal. */
-  async decide(ctx: CommandContext, command: ResourceCommand): Promise<ResourceEvent[]> {
-    const [outcome] = await handleMany<ResourceState, ResourceEvent>(this.store, RESOURCE_FOLD, [{ stream: this.name, ctx, decide: (state) => decideResource(command, state) }], this.cache);
-    if (!outcome.events) throw outcome.error;
-    return outcome.events;
+  /** The decision in flight: decisions run one at a time, so a lease renewal never races a checkpoint. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** Decides and appends, after any decision already in flight; throws the decider's refusal. */
+  decide(ctx: CommandContext, command: ResourceCommand): Promise<ResourceEvent[]> {
+    const next = this.queue.then(async () => {
+      const [outcome] = await handleMany<ResourceState, ResourceEvent>(this.store, RESOURCE_FOLD, [{ stream: this.name, ctx, decide: (state) => decideResource(command, state) }], this.cache);
+      if (!outcome.events) throw outcome.error;
+      return outcome.events;
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
   /** The state after the last decision (null before the first). */

@@ -1,22 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ConnectorSettings } from '@crs/domain/connectors/connector.decider';
 import { syncAllowed } from '@crs/domain/connectors/connector.decider';
-import type { PermissionCapture } from '@crs/domain/connectors/access-precedence';
 import { addCounts, NO_COUNTS, type PermissionVerdict, type ResourceSettings, type SyncCounts, type SyncFailureKind, type SyncTrigger } from '@crs/domain/connectors/connector.events';
-import { decideDatabase, evolveDatabase, initialDatabase, type DatabaseCommand, type DatabaseState } from '@crs/domain/database.decider';
-import type { DatabaseEvent } from '@crs/domain/events';
-import { decideItem } from '@crs/domain/items/item.decider';
-import type { ItemEvent, ItemIngested } from '@crs/domain/items/item.events';
-import { syncedFingerprint } from '@crs/domain/items/synced-item';
-import { streams } from '@crs/domain/streams';
 import type { ConnectorCredentialVault } from '@crs/connectors/credential-vault';
-import { isProviderError, RateLimitedError, type ProviderError } from '@crs/connectors/provider-errors';
+import { isProviderError, RateLimitedError } from '@crs/connectors/provider-errors';
 import type { ProviderRegistry } from '@crs/connectors/provider-registry';
 import type { ConnectorProvider, ExistingDocument, ProviderContext, ResourceConfig, SyncEvent } from '@crs/connectors/provider.port';
 import { reconcile } from '@crs/connectors/reconcile';
-import { handleCommand, type CommandContext } from '@crs/eventstore/command-handling';
+import type { CommandContext } from '@crs/eventstore/command-handling';
 import type { EventStore } from '@crs/eventstore/event-store.port';
-import { decideOnItems, loadItemStates, type ItemDecision, type ItemStateCache } from '@crs/eventstore/item-stream';
 import { type BlobStore, DatabaseBlobsDeletedError } from '@crs/persistence/blob-store';
 import type { Sql } from '@crs/persistence/data-source';
 import type { RunnerLogger } from '@crs/persistence/projection-runner';
@@ -24,21 +16,8 @@ import { findConnectorResource } from '@crs/projections/connectors/connectors.qu
 import { syncedItems } from '@crs/projections/items/items.queries';
 import { isDomainError, loadConnector, ResourceStream } from './connector-streams';
 import type { PruneHolds } from './prune-holds';
-import { SYNCED_STORE, syncedItem, type DocumentTarget, type SyncedItem } from './synced-documents';
-
-/** An item of the resource by its keys. */
-interface ItemRef {
-  itemKey: string;
-  itemId: string;
-  collection: string;
-}
-
-/** What one page writes: new versions, permission-only changes (`permission` events) and deletions. */
-interface ItemWrites {
-  upserts: SyncedItem[];
-  permissions: (ItemRef & { permission: PermissionCapture | null })[];
-  deletes: ItemRef[];
-}
+import { failureKind, failureMessage } from './sync-failures';
+import { SyncedItemWriter } from './synced-item-writer';
 
 export type Clock = () => Date;
 
@@ -53,7 +32,11 @@ export interface ResourceSyncDeps {
   pipeline: { wake(): void };
   log: RunnerLogger;
   clock: Clock;
-  settings: { leaseMs: number; massDeletionThreshold: number };
+  /**
+   * `leaseMs`: how long a sync's lease runs from its start, each checkpoint and each heartbeat. `heartbeatMs` (default
+   * a third of the lease): how long a sync may go without renewing it (no checkpoint) before it renews it anyway.
+   */
+  settings: { leaseMs: number; massDeletionThreshold: number; heartbeatMs?: number };
 }
 
 export interface SyncJob {
@@ -85,8 +68,6 @@ class StopSync extends Error {
 const DELETE_BATCH = 500;
 /** Item streams read per query when loading what a resource holds. */
 const LOAD_BATCH = 2000;
-/** Blob writes of one page in flight at once. */
-const BLOB_CONCURRENCY = 8;
 
 /** What the service holds of one external document of the resource. */
 interface KnownDocument {
@@ -133,24 +114,26 @@ export class ResourceSync {
 }
 
 class RunningSync {
-  private readonly target: DocumentTarget;
   private readonly resourceConfig: ResourceConfig;
-  private readonly collections = new Set<string>();
-  /** what the crawl did to each external id: the content hash it upserted, or null for a delete */
-  private readonly crawled = new Map<string, string | null>();
+  private readonly writer: SyncedItemWriter;
+  /** when the lease was last renewed (performance.now()): started, checkpointed or renewed by the heartbeat */
+  private renewedAt = performance.now();
+  /** set when a lease renewal was refused: why the sync is no longer the resource's running one */
+  private lost: string | null = null;
 
   constructor(
     private readonly deps: ResourceSyncDeps,
     private readonly job: SyncJob,
     private readonly connector: ConnectorSettings,
-    private readonly resource: ResourceSettings,
+    resource: ResourceSettings,
     private readonly generation: number,
     private cursor: string | null,
     private readonly syncId: string,
     private readonly stream: ResourceStream,
     private readonly ctx: () => CommandContext,
   ) {
-    this.target = { connectorId: job.connectorId, resourceId: job.resourceId, connector, resource };
+    const target = { connectorId: job.connectorId, resourceId: job.resourceId, connector, resource };
+    this.writer = new SyncedItemWriter(deps, target, ctx, () => this.requireLiveConnector());
     this.resourceConfig = { resourceId: job.resourceId, resourceType: resource.resourceType, name: resource.name, ...(resource.options ? { options: resource.options } : {}) };
   }
 
@@ -162,7 +145,35 @@ class RunningSync {
     return new Date(this.deps.clock().getTime() + this.deps.settings.leaseMs).toISOString();
   }
 
+  /**
+   * Renews the lease while a page takes long (a slow source, a large document): every `heartbeatMs` without a lease
+   * renewal, a `RenewLease`. A refusal means another sync took the resource over, or it was replaced or removed: the
+   * crawl stops at its next page. Returns the function that stops the heartbeat.
+   */
+  private startHeartbeat(): () => void {
+    const every = Math.max(50, this.deps.settings.heartbeatMs ?? Math.floor(this.deps.settings.leaseMs / 3));
+    const timer = setInterval(() => {
+      if (performance.now() - this.renewedAt < every || this.lost !== null) return;
+      this.renewedAt = performance.now();
+      this.stream.decide(this.ctx(), { type: 'RenewLease', ...this.ref, now: this.deps.clock().toISOString(), leaseExpiresAt: this.leaseEnd() }).catch((err) => {
+        if (isDomainError(err, 'SYNC_NOT_CURRENT')) this.lost = err.message;
+        else this.deps.log.error({ err: err instanceof Error ? err.message : String(err), connectorId: this.job.connectorId, resourceId: this.job.resourceId }, 'connector sync: renewing the lease failed');
+      });
+    }, Math.max(25, Math.floor(every / 2)));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   async execute(): Promise<SyncResult> {
+    const stopHeartbeat = this.startHeartbeat();
+    try {
+      return await this.crawl();
+    } finally {
+      stopHeartbeat();
+    }
+  }
+
+  private async crawl(): Promise<SyncResult> {
     try {
       const provider = this.deps.providers.get(this.connector.provider);
       if (!provider) return await this.fail('configuration', `this service has no provider '${this.connector.provider}'; the connector cannot sync until it is deleted and created with a known provider`);
@@ -182,14 +193,15 @@ class RunningSync {
           page.push(event);
           continue;
         }
-        const counts = await this.applyPage(page);
+        const counts = await this.writer.applyPage(page);
         page = [];
         await this.stream.decide(this.ctx(), { type: 'RecordCheckpoint', ...this.ref, cursor: event.cursor, counts, leaseExpiresAt: this.leaseEnd() });
+        this.renewedAt = performance.now();
         this.cursor = event.cursor;
       }
       // A provider ends a complete sync with a checkpoint; anything after the last one is applied (idempotent) but
       // moves no cursor.
-      const tail = page.length ? await this.applyPage(page) : NO_COUNTS;
+      const tail = page.length ? await this.writer.applyPage(page) : NO_COUNTS;
 
       const pruned = await this.prune(provider, pctx, known, listing);
       const counts = addCounts(tail, pruned.counts);
@@ -244,7 +256,7 @@ class RunningSync {
     else {
       try {
         const captured = await provider.capturePermissions(pctx, this.resourceConfig);
-        verdict = captured.status === 'off' ? { status: 'off' } : { status: 'captured', acl: captured.acl };
+        verdict = captured.status === 'off' ? { status: 'off' } : { status: 'captured', acl: captured.acl, ...(captured.unresolved ? { unresolved: captured.unresolved } : {}) };
       } catch (err) {
         // A refusal of the credentials, a rate limit or a stop ends the sync as they would anywhere else.
         if (err instanceof RateLimitedError || (isProviderError(err) && err.kind === 'auth') || this.job.signal?.aborted) throw err;
@@ -260,127 +272,11 @@ class RunningSync {
    * processor and this sync do not race for long (the resource from the read model, which may lag a little).
    */
   private async requireLiveConnector(): Promise<void> {
+    if (this.lost !== null) throw new StopSync(this.lost);
     const state = await loadConnector(this.deps.store, this.job.connectorId);
     if (state.phase !== 'live') throw new StopSync('the connector is being deleted');
     const row = await findConnectorResource(this.deps.sql, this.job.connectorId, this.job.resourceId);
     if (row && (row.generation > this.generation || (row.generation === this.generation && row.phase === 'removed'))) throw new StopSync('the resource was removed or replaced');
-  }
-
-  /**
-   * One page: every upsert whose item does not already say the same becomes an `ItemIngested` (content stored first),
-   * or a `ProviderPermissionChanged` when only its per-document permission differs; every `permission` event for a
-   * live item whose permission differs a `ProviderPermissionChanged`; every delete of a live item an `ItemDeleted`; all
-   * in one multi-stream append with an expected revision per item stream. A document the page repeats counts once, as
-   * its last event says (a `permission` after an upsert of the same page amends that upsert).
-   */
-  private async applyPage(events: SyncEvent[]): Promise<SyncCounts> {
-    let failed = 0;
-    const last = new Map<string, SyncEvent>();
-    for (const e of events) {
-      if (e.kind === 'failure') failed++;
-      else if (e.kind === 'upsert') last.set(e.doc.id, e);
-      else if (e.kind === 'delete') last.set(e.id, e);
-      else if (e.kind === 'permission') {
-        const before = last.get(e.id);
-        if (before?.kind === 'upsert') last.set(e.id, { kind: 'upsert', doc: { ...before.doc, permission: e.permission } });
-        else if (before?.kind !== 'delete') last.set(e.id, e);
-      }
-    }
-    if (!last.size) return { ...NO_COUNTS, failed };
-    await this.requireLiveConnector();
-    const writes: ItemWrites = { upserts: [], permissions: [], deletes: [] };
-    for (const [id, e] of last) {
-      if (e.kind === 'upsert') {
-        writes.upserts.push(syncedItem(this.target, e.doc));
-        this.crawled.set(id, e.doc.contentHash);
-      } else if (e.kind === 'permission') {
-        writes.permissions.push({ ...this.itemOf(id), permission: e.permission });
-      } else {
-        writes.deletes.push(this.itemOf(id));
-        this.crawled.set(id, null);
-      }
-    }
-    return { ...(await this.writeItems(writes)), failed };
-  }
-
-  /** The item a document of this resource is (or would be), by its external id. */
-  private itemOf(externalId: string): ItemRef {
-    const item = syncedItem(this.target, { id: externalId, title: '', content: { kind: 'text', text: '' }, updatedAt: null, contentHash: '', metadata: {}, filterableFields: {} });
-    return { itemKey: item.itemKey, itemId: item.itemId, collection: item.data.collection };
-  }
-
-  /**
-   * Writes upserts, permission-only changes and deletions of items of this resource's database; counts what changed.
-   * An upsert whose item already holds the same version (same fingerprint) but another per-document permission is a
-   * permission-only change: no content is stored and nothing is indexed again.
-   */
-  private async writeItems({ upserts, permissions, deletes }: ItemWrites): Promise<SyncCounts> {
-    const { store } = this.deps;
-    const databaseId = this.connector.databaseId;
-    const cache: ItemStateCache = new Map();
-    const states = await loadItemStates(store, [...upserts, ...permissions, ...deletes].map((u) => ({ databaseId, itemKey: u.itemKey })), cache);
-    const stateOf = (key: string) => states.get(streams.item(databaseId, key));
-    const changed: SyncedItem[] = [];
-    const permissionOnly: (ItemRef & { permission: PermissionCapture | null })[] = [...permissions];
-    for (const u of upserts) {
-      const state = stateOf(u.itemKey);
-      if (!(state?.live && state.synced?.fingerprint === syncedFingerprint(u.data))) changed.push(u);
-      else permissionOnly.push({ itemKey: u.itemKey, itemId: u.itemId, collection: u.data.collection, permission: u.data.connector?.permission ?? null });
-    }
-    for (const collection of new Set(changed.map((u) => u.data.collection))) await this.ensureCollection(collection);
-    const events = await this.storePayloads(changed);
-    const ctx = { ...this.ctx(), databaseId };
-    type State = Parameters<ItemDecision['decide']>[0];
-    const ids = (r: ItemRef) => ({ databaseId, itemKey: r.itemKey, itemId: r.itemId, collection: r.collection, store: SYNCED_STORE });
-    const decisions: ItemDecision[] = [
-      ...events.map((event) => ({ ctx, databaseId, itemKey: event.data.itemKey, decide: (state: State) => decideItem({ type: 'SyncDocument', event }, state) })),
-      ...permissionOnly.map((p) => ({ ctx, databaseId, itemKey: p.itemKey, decide: (state: State) => decideItem({ type: 'SyncPermission', ids: ids(p), permission: p.permission }, state) })),
-      ...deletes.map((d) => ({ ctx, databaseId, itemKey: d.itemKey, decide: (state: State): ItemEvent[] => (state.live ? [{ type: 'ItemDeleted', data: ids(d) }] : []) })),
-    ];
-    const counts: SyncCounts = { ...NO_COUNTS, unchanged: upserts.length - changed.length - (permissionOnly.length - permissions.length) };
-    if (!decisions.length) return counts;
-    const outcomes = await decideOnItems(store, decisions, cache);
-    outcomes.forEach((o, i) => {
-      if (!o.events) throw o.error;
-      const wrote = o.events.length > 0;
-      if (i < events.length) wrote ? counts.upserted++ : counts.unchanged++;
-      else if (i < events.length + permissionOnly.length) {
-        if (wrote) counts.permissions = (counts.permissions ?? 0) + 1;
-        else if (i >= events.length + permissions.length) counts.unchanged++;
-      } else if (wrote) counts.deleted++;
-    });
-    if (counts.upserted || counts.deleted) this.deps.pipeline.wake();
-    return counts;
-  }
-
-  private async storePayloads(items: SyncedItem[]): Promise<ItemIngested[]> {
-    const events: ItemIngested[] = new Array(items.length);
-    let next = 0;
-    const put = async () => {
-      for (let i = next++; i < items.length; i = next++) {
-        const item = items[i];
-        const sha256 = await this.deps.blobs.put(this.connector.databaseId, item.payload);
-        const bytes = typeof item.payload === 'string' ? Buffer.byteLength(item.payload) : item.payload.length;
-        events[i] = { type: 'ItemIngested', data: { ...item.data, content: { ...item.data.content, sha256, bytes } } };
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(BLOB_CONCURRENCY, items.length) }, put));
-    return events;
-  }
-
-  /** The collection documents go to exists (as an ingest makes it exist); a collection being deleted refuses. */
-  private async ensureCollection(collection: string): Promise<void> {
-    if (this.collections.has(collection)) return;
-    const databaseId = this.connector.databaseId;
-    await handleCommand<DatabaseState, DatabaseEvent, DatabaseCommand>(
-      this.deps.store,
-      streams.database(databaseId),
-      { initial: initialDatabase, evolve: evolveDatabase },
-      decideDatabase,
-      { type: 'EnsureCollection', databaseId, collection },
-      { ...this.ctx(), databaseId },
-    );
-    this.collections.add(collection);
   }
 
   /**
@@ -411,12 +307,12 @@ class RunningSync {
   private async prune(provider: ConnectorProvider, pctx: ProviderContext, known: Map<string, KnownDocument>, listing: ExistingDocument[]): Promise<{ counts: SyncCounts; held: boolean }> {
     const hashes = new Map<string, string | undefined>();
     for (const [id, doc] of known) hashes.set(id, doc.contentHash);
-    for (const [id, hash] of this.crawled) {
+    for (const [id, hash] of this.writer.crawled) {
       if (hash === null) hashes.delete(id);
       else if (known.has(id)) hashes.set(id, hash);
     }
     const { gone: candidates, changed } = await reconcile(hashes, iterate(listing));
-    const gone = candidates.filter((id) => !this.crawled.has(id));
+    const gone = candidates.filter((id) => !this.writer.crawled.has(id));
     let counts: SyncCounts = { ...NO_COUNTS };
     let held = false;
     const { holds, settings } = this.deps;
@@ -441,21 +337,21 @@ class RunningSync {
       for (let i = 0; i < gone.length; i += DELETE_BATCH) {
         await this.requireLiveConnector();
         const batch = gone.slice(i, i + DELETE_BATCH).map((id) => known.get(id)!);
-        counts = addCounts(counts, await this.writeItems({ upserts: [], permissions: [], deletes: batch.map((d) => ({ itemKey: d.itemKey, itemId: d.itemId, collection: d.collection })) }));
+        counts = addCounts(counts, await this.writer.deleteItems(batch.map((d) => ({ itemKey: d.itemKey, itemId: d.itemId, collection: d.collection }))));
       }
     }
-    const refetch = changed.filter((id) => !this.crawled.has(id));
+    const refetch = changed.filter((id) => !this.writer.crawled.has(id));
     if (refetch.length && provider.fetchDocuments) {
       let page: SyncEvent[] = [];
       for await (const event of provider.fetchDocuments(pctx, this.resourceConfig, refetch)) {
         if (event.kind === 'checkpoint') continue;
         page.push(event);
         if (page.length >= DELETE_BATCH) {
-          counts = addCounts(counts, await this.applyPage(page));
+          counts = addCounts(counts, await this.writer.applyPage(page));
           page = [];
         }
       }
-      if (page.length) counts = addCounts(counts, await this.applyPage(page));
+      if (page.length) counts = addCounts(counts, await this.writer.applyPage(page));
     }
     return { counts, held };
   }
@@ -473,35 +369,4 @@ async function collect<T>(iterable: AsyncIterable<T>, signal?: AbortSignal): Pro
 
 async function* iterate<T>(items: readonly T[]): AsyncIterable<T> {
   yield* items;
-}
-
-function failureKind(err: ProviderError): SyncFailureKind {
-  switch (err.kind) {
-    case 'auth':
-    case 'scope':
-    case 'transient':
-    case 'resource_gone':
-    case 'configuration':
-      return err.kind;
-    default:
-      return 'internal';
-  }
-}
-
-/** The message a person reads on the connector's status: what happened and what to do. */
-function failureMessage(err: ProviderError, provider: string): string {
-  switch (err.kind) {
-    case 'auth':
-      return `${provider} refused the connector's credentials (${err.message}); set new credentials on the connector to resume syncing`;
-    case 'scope':
-      return `the credentials may not read this resource (${err.message}); grant access at ${provider}, then sync again`;
-    case 'transient':
-      return `${provider} could not be reached or failed for now (${err.message}); the sync will be retried`;
-    case 'resource_gone':
-      return `the resource no longer exists at ${provider} (${err.message}); remove it from the connector or restore it at the source`;
-    case 'configuration':
-      return `the connector or resource settings cannot work (${err.message}); change them and sync again`;
-    default:
-      return err.message;
-  }
 }

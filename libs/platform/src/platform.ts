@@ -23,8 +23,12 @@ import { blobRefsProjection } from '@crs/projections/blob-refs/blob-refs.project
 import { connectorsProjection } from '@crs/projections/connectors/connectors.projection';
 import { ConnectorCredentialVault, CONNECTOR_KEY_FILE_NAME } from '@crs/connectors/credential-vault';
 import { ProviderRegistry } from '@crs/connectors/provider-registry';
+import { ConfluenceProvider } from '@crs/connectors/providers/confluence/confluence.provider';
 import { GoogleDriveProvider } from '@crs/connectors/providers/google-drive/google-drive.provider';
+import { JiraProvider } from '@crs/connectors/providers/jira/jira.provider';
 import { PostgresProvider } from '@crs/connectors/providers/postgres/postgres.provider';
+import { GitHubProvider } from '@crs/connectors/providers/github/github.provider';
+import { SlackProvider } from '@crs/connectors/providers/slack/slack.provider';
 import { SyncRequests } from '@crs/connectors/sync-requests';
 import { ConnectorDeletionProcessor } from '@crs/connector-sync/connector-deletion.processor';
 import { ConnectorScheduler } from '@crs/connector-sync/connector-scheduler';
@@ -144,6 +148,10 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     await syncRequests.init();
     const providers = new ProviderRegistry([
       new PostgresProvider({ ownDatabases: [config.databaseUrl], allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new GitHubProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new SlackProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new ConfluenceProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new JiraProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
       new GoogleDriveProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
     ]);
     const pruneHolds = new PruneHolds(ds);

@@ -49,6 +49,10 @@ export class ConfluenceFake {
   private readonly users = new Map<string, ConfluenceUser>();
   private clock = Date.parse('2024-05-06T10:00:00.000Z');
   private running: RunningFake | undefined;
+  /** The connector's credential refused as revoked while true (`suspendCredential`), accepted again once false. */
+  private suspended = false;
+  /** A scripted throttle: the first request after a response that `after` matches is answered 429 until `until`. */
+  private throttle: { after: (url: string, body: Models.ContentArray) => boolean; until: Date; armed: boolean } | undefined;
 
   constructor(readonly credentials = { email: 'crs-connector@example.test', apiToken: 'ATATT-fake-wiki-token' }) {
     this.switches = new ScenarioSwitches(new Set([`${credentials.email}:${credentials.apiToken}`]));
@@ -70,9 +74,16 @@ export class ConfluenceFake {
     this.spaces.set(key, { id: 1000 + this.spaces.size, key, name, readUsers: read.users ?? [], readGroups: read.groups ?? [], anonymousRead: read.anonymous ?? false });
   }
 
-  /** Creates a page under a parent (or at the space root); `at` sets its last-modified time, back-dated if wanted. */
-  addPage(spaceKey: string, title: string, body: string, parentId: string | null = null, at?: string): string {
-    const id = String(200000 + this.pages.size);
+  /** Replaces who holds the space's read permission, as a space admin does; no page moves. */
+  setSpaceRead(key: string, read: { users?: string[]; groups?: string[]; anonymous?: boolean }): void {
+    Object.assign(this.space(key), { readUsers: read.users ?? [], readGroups: read.groups ?? [], anonymousRead: read.anonymous ?? false });
+  }
+
+  /**
+   * Creates a page under a parent (or at the space root); `at` sets its last-modified time, back-dated if wanted.
+   * Ids are numbers as in Confluence, unless a test names the page (the conformance suite names its documents).
+   */
+  addPage(spaceKey: string, title: string, body: string, parentId: string | null = null, at?: string, id = String(200000 + this.pages.size)): string {
     this.pages.set(id, { id, spaceKey, title, body, parentId, version: 1, lastModified: at ?? this.tick(), readUsers: [], readGroups: [] });
     return id;
   }
@@ -87,6 +98,23 @@ export class ConfluenceFake {
     this.pages.delete(id);
   }
 
+  /** Refuses the connector's credential as revoked (401) until `restoreCredential`. */
+  suspendCredential(): void {
+    this.suspended = true;
+  }
+
+  restoreCredential(): void {
+    this.suspended = false;
+  }
+
+  /**
+   * Throttles the first request that follows a content search whose URL and results `after` matches: a 429 whose
+   * Retry-After is the HTTP date `until` (the header's other form besides seconds), once.
+   */
+  throttleAfter(after: (url: string, body: Models.ContentArray) => boolean, until: Date): void {
+    this.throttle = { after, until, armed: false };
+  }
+
   /** Restricts reading to these users and groups; empty lists lift the restriction. Version and time do not move. */
   restrictRead(id: string, users: string[], groups: string[]): void {
     Object.assign(this.page(id), { readUsers: [...users], readGroups: [...groups] });
@@ -96,7 +124,14 @@ export class ConfluenceFake {
     const app = createFakeApp();
     app.addHook('onRequest', async (req, reply) => {
       const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '');
-      const interruption = this.switches.intercept(basic ? Buffer.from(basic[1], 'base64').toString('utf8') : undefined);
+      const credential = basic ? Buffer.from(basic[1], 'base64').toString('utf8') : undefined;
+      if (this.suspended && credential === this.credential) return this.interrupt(reply, { kind: 'unauthorized', reason: 'revoked' });
+      if (this.throttle?.armed) {
+        const { until } = this.throttle;
+        this.throttle = undefined;
+        return reply.code(429).header('retry-after', until.toUTCString()).send({ statusCode: 429, message: 'Rate limit exceeded' });
+      }
+      const interruption = this.switches.intercept(credential);
       if (interruption !== undefined) return this.interrupt(reply, interruption);
     });
     app.addHook('onSend', async (req) => {
@@ -117,7 +152,11 @@ export class ConfluenceFake {
       return { results, start, limit, size: results.length, _links: links(req.url, next) };
     });
     app.get('/wiki/rest/api/space/:key', (req) => this.describeSpace(this.space((req.params as { key: string }).key), q(req).expand));
-    app.get('/wiki/rest/api/content/search', (req) => this.search(req));
+    app.get('/wiki/rest/api/content/search', (req) => {
+      const found = this.search(req);
+      if (this.throttle && !this.throttle.armed && this.throttle.after(req.url, found)) this.throttle.armed = true;
+      return found;
+    });
     app.get('/wiki/rest/api/content/:id', (req) => this.describePage(this.page((req.params as { id: string }).id), q(req).expand));
     app.get('/wiki/rest/api/content/:id/restriction/byOperation/:operation', (req): Models.ContentRestriction => {
       const { id, operation } = req.params as { id: string; operation: string };
@@ -177,7 +216,7 @@ export class ConfluenceFake {
     const sign = /desc$/i.test(orderBy.trim()) ? -1 : 1;
     const all = [...this.pages.values()]
       .filter((p) => filters.every((f) => f(p)))
-      .sort((a, b) => sign * (Date.parse(a.lastModified) - Date.parse(b.lastModified)) || Number(a.id) - Number(b.id));
+      .sort((a, b) => sign * (Date.parse(a.lastModified) - Date.parse(b.lastModified)) || a.id.localeCompare(b.id, 'en', { numeric: true }));
     const offset = query.cursor ? Number(Buffer.from(query.cursor, 'base64url').toString('utf8')) : 0;
     const limit = this.switches.pageSize(Number(query.limit), 25, 250);
     const results = all.slice(offset, offset + limit).map((p) => this.describePage(p, query.expand));
@@ -201,7 +240,10 @@ export class ConfluenceFake {
     return { ...described, permissions: [read] };
   }
 
-  /** A page with what `expand` asks for among version, ancestors (root first) and body.storage. */
+  /**
+   * A page with what `expand` asks for among version, ancestors (root first), body.storage, space and its read
+   * restriction (`restrictions.read.restrictions.user` / `.group`, as Confluence expands them on content).
+   */
   private describePage(page: PageState, expand = ''): Models.Content {
     const wanted = new Set(expand.split(','));
     const content: Models.Content = { id: page.id, type: 'page', status: 'current', title: page.title, _expandable: {}, _links: links(`/rest/api/content/${page.id}`, undefined) };
@@ -209,6 +251,9 @@ export class ConfluenceFake {
     if (wanted.has('ancestors')) content.ancestors = this.ancestorsOf(page).map((a) => ({ id: a.id, type: 'page', status: 'current', title: a.title, _expandable: {}, _links: links(`/rest/api/content/${a.id}`) }));
     if (wanted.has('body.storage')) content.body = { storage: { value: page.body, representation: 'storage', _expandable: {} }, _expandable: {} };
     if (wanted.has('space')) content.space = this.describeSpace(this.space(page.spaceKey));
+    if (wanted.has('restrictions.read.restrictions.user') || wanted.has('restrictions.read.restrictions.group')) {
+      content.restrictions = { read: this.readRestriction(page, 'read'), _links: links(`/rest/api/content/${page.id}/restriction`) };
+    }
     return content;
   }
 

@@ -114,6 +114,26 @@ describe('Confluence Cloud REST v1 fake, driven by confluence.js', () => {
     expect(fake.switches.requests).toHaveLength(3);
   });
 
+  it('expands read restrictions on content in a search, as the restriction sweep reads them', async () => {
+    fake.restrictRead(ids.runbooks, ['acc-ada'], ['grp-eng']);
+    const { results } = await wiki.content.searchContentByCQL({ cql: 'space = "ENG" and type = page', expand: ['restrictions.read.restrictions.user', 'restrictions.read.restrictions.group'] });
+    const read = (id: string) => results.find((p) => p.id === id)!.restrictions!.read!.restrictions!;
+    expect([read(ids.runbooks).user!.results.map((u) => u.accountId), read(ids.runbooks).group!.results.map((g) => g.id)]).toEqual([['acc-ada'], ['grp-eng']]);
+    expect([read(ids.restart).user!.results, read(ids.restart).group!.results]).toEqual([[], []]);
+  });
+
+  it('throttles the request after a matching search with an HTTP-date Retry-After, and suspends and restores a credential', async () => {
+    const until = new Date('2031-01-01T01:00:00Z');
+    fake.throttleAfter((url) => url.includes('limit=2'), until);
+    await expect(searchAll('space = "ENG"', 2)).rejects.toEqual({ statusCode: 429, message: 'Rate limit exceeded' });
+    expect(fake.switches.requests).toHaveLength(2);
+    await expect(wiki.users.getCurrentUser()).resolves.toMatchObject({ accountId: 'crs-connector' });
+    fake.suspendCredential();
+    await expect(wiki.users.getCurrentUser()).rejects.toMatchObject({ statusCode: 401 });
+    fake.restoreCredential();
+    expect(await wiki.users.getCurrentUser()).toMatchObject({ accountId: 'crs-connector' });
+  });
+
   it('fails with 401 when the API token is revoked mid-sync', async () => {
     fake.switches.afterRequests(1, () => fake.switches.revokeToken(fake.credential));
     await expect(searchAll('space = "ENG"', 2)).rejects.toMatchObject({ statusCode: 401 });

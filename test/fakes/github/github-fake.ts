@@ -14,6 +14,8 @@ type GitHubRef = Endpoints['git']['getRef']['response']['data'];
 type GitHubTree = Endpoints['git']['getTree']['response']['data'];
 type GitHubContentFile = Extract<Endpoints['repos']['getContent']['response']['data'], { type: 'file' }>;
 type GitHubContentDirectory = Extract<Endpoints['repos']['getContent']['response']['data'], unknown[]>;
+type GitHubBlob = Endpoints['git']['getBlob']['response']['data'];
+export type GitHubIssueComment = Endpoints['issues']['listComments']['response']['data'][number];
 
 /** One recorded request and response of an `@octokit/fixtures` scenario (its normalized-fixture.json). */
 interface RecordedExchange {
@@ -39,6 +41,12 @@ interface RepositoryState {
   files: Map<string, string>;
   issues: GitHubIssue[];
   collaborators: GitHubCollaborator[];
+  /** whether the collaborator listing is refused, as GitHub refuses it to a token without push access */
+  collaboratorsHidden?: boolean;
+  /** every commit the default branch pointed at, by sha: its files, so a tree of an older commit can be read */
+  commits: Map<string, Map<string, string>>;
+  /** comments by issue number */
+  comments: Map<number, GitHubIssueComment[]>;
 }
 
 /**
@@ -50,6 +58,12 @@ interface RepositoryState {
 export class GitHubFake {
   readonly switches: ScenarioSwitches;
   rateLimitStyle: 'secondary-403' | 'secondary-429' | 'primary' = 'secondary-403';
+  /** When set, throttled responses name this instant as `x-ratelimit-reset` instead of now + Retry-After. */
+  rateLimitResetAt: Date | undefined;
+  /** Every blob ever written, by its git object id, as GitHub keeps them. */
+  private readonly blobs = new Map<string, string>();
+  /** Tokens refused as revoked until accepted again (the switches' revocation is for good). */
+  private readonly refusedTokens = new Set<string>();
   private readonly repositories = new Map<string, RepositoryState>();
   private readonly users = new Map<string, GitHubPublicUser>();
   private running: RunningFake | undefined;
@@ -83,7 +97,17 @@ export class GitHubFake {
   recordedCollaborators: GitHubCollaborator[] = [];
 
   addRepository(repository: GitHubRepository, files: Record<string, string> = {}, issues: GitHubIssue[] = [], collaborators: GitHubCollaborator[] = []): void {
-    this.repositories.set(repository.full_name, { repository: { ...repository }, files: new Map(Object.entries(files)), issues: [...issues], collaborators: [...collaborators] });
+    this.repositories.set(repository.full_name, {
+      repository: { ...repository }, files: new Map(Object.entries(files)), issues: [...issues], collaborators: [...collaborators], commits: new Map(), comments: new Map(),
+    });
+    this.commit(repository.full_name);
+  }
+
+  /** Records the default branch's current files as a commit (its sha is `headSha`) and keeps their blobs. */
+  private commit(fullName: string): void {
+    const state = this.state(fullName);
+    for (const content of state.files.values()) this.blobs.set(blobSha(content), content);
+    state.commits.set(this.headSha(fullName), new Map(state.files));
   }
 
   /** A copy of a recorded repository under another name and id, its URLs rewritten to match. */
@@ -104,6 +128,15 @@ export class GitHubFake {
     });
   }
 
+  /** Refuses a token with 401 Bad credentials, as GitHub refuses a revoked one, until `acceptToken`. */
+  refuseToken(token: string): void {
+    this.refusedTokens.add(token);
+  }
+
+  acceptToken(token: string): void {
+    this.refusedTokens.delete(token);
+  }
+
   /** Shows or hides a user's public email: what decides whether a private repository's collaborators resolve. */
   setPublicEmail(login: string, email: string | null): void {
     const user = this.users.get(login);
@@ -116,6 +149,11 @@ export class GitHubFake {
     const { repository } = this.state(fullName);
     repository.private = visibility === 'private';
     repository.visibility = visibility;
+  }
+
+  /** Refuses the collaborator listing (403) as GitHub does for a token without push access to the repository. */
+  hideCollaborators(fullName: string): void {
+    this.state(fullName).collaboratorsHidden = true;
   }
 
   addCollaborator(fullName: string, collaborator: GitHubCollaborator): void {
@@ -132,13 +170,45 @@ export class GitHubFake {
     const state = this.state(fullName);
     if (content === null) state.files.delete(path);
     else state.files.set(path, content);
+    this.commit(fullName);
+  }
+
+  /**
+   * Adds a comment to an issue. As on GitHub, the issue's `comments` count goes up and its `updated_at` moves to the
+   * comment's time.
+   */
+  addComment(fullName: string, issueNumber: number, fields: Pick<GitHubIssueComment, 'body' | 'created_at'> & { login?: string }): GitHubIssueComment {
+    const state = this.state(fullName);
+    const issue = this.issue(fullName, issueNumber);
+    const list = state.comments.get(issueNumber) ?? [];
+    const id = 90_000 + list.length + 100 * issueNumber;
+    const user = issue.user ? { ...issue.user, ...(fields.login ? { login: fields.login } : {}) } : null;
+    const comment: GitHubIssueComment = {
+      id, node_id: `IC_${id}`, url: `${state.repository.url}/issues/comments/${id}`, html_url: `${issue.html_url}#issuecomment-${id}`, body: fields.body,
+      user, created_at: fields.created_at, updated_at: fields.created_at, issue_url: issue.url, author_association: 'MEMBER',
+    };
+    list.push(comment);
+    state.comments.set(issueNumber, list);
+    Object.assign(issue, { comments: list.length, updated_at: fields.created_at });
+    return comment;
+  }
+
+  /** Drops a commit that is no longer the head, as garbage collection does after a force-push: its tree is gone. */
+  forgetCommit(fullName: string, sha: string): void {
+    if (sha === this.headSha(fullName)) throw new Error('the head commit cannot be forgotten');
+    this.state(fullName).commits.delete(sha);
   }
 
   /** Adds an issue (or, with `pull_request` set, a pull request) cloned from an existing one, with these fields. */
   addIssue(fullName: string, fields: Partial<GitHubIssue> & Pick<GitHubIssue, 'number' | 'title' | 'created_at' | 'updated_at'>): GitHubIssue {
     const state = this.state(fullName);
     const template = state.issues[0] ?? this.anyIssue();
-    const issue: GitHubIssue = { ...template, id: 5000 + fields.number, body: null, comments: 0, closed_at: null, state: 'open', labels: [], ...fields };
+    const { url } = state.repository;
+    const issue: GitHubIssue = {
+      ...template, id: 5000 + fields.number, body: null, comments: 0, closed_at: null, state: 'open', labels: [],
+      repository_url: url, url: `${url}/issues/${fields.number}`, html_url: `${state.repository.html_url}/issues/${fields.number}`,
+      comments_url: `${url}/issues/${fields.number}/comments`, ...fields,
+    };
     delete issue.pull_request;
     if (fields.pull_request) issue.pull_request = fields.pull_request;
     state.issues.push(issue);
@@ -166,7 +236,9 @@ export class GitHubFake {
   async start(): Promise<RunningFake> {
     const app = createFakeApp();
     app.addHook('onRequest', async (req, reply) => {
-      const interruption = this.switches.intercept(this.tokenOf(req));
+      const token = this.tokenOf(req);
+      if (token !== undefined && this.refusedTokens.has(token)) return this.interrupt(reply, { kind: 'unauthorized', reason: 'revoked' });
+      const interruption = this.switches.intercept(token);
       if (interruption !== undefined) return this.interrupt(reply, interruption);
     });
     app.addHook('onSend', async (req, reply) => {
@@ -187,10 +259,25 @@ export class GitHubFake {
     app.get('/repos/:owner/:repo', (req) => this.repositoryOf(req).repository);
     app.get('/repos/:owner/:repo/git/ref/*', (req, reply) => this.ref(req, reply));
     app.get('/repos/:owner/:repo/git/trees/:sha', (req, reply) => this.tree(req, reply));
+    app.get('/repos/:owner/:repo/git/blobs/:sha', (req, reply) => this.blob(req, reply));
     app.get('/repos/:owner/:repo/readme', (req, reply) => this.content(req, reply, 'README.md'));
     app.get('/repos/:owner/:repo/contents/*', (req, reply) => this.content(req, reply, (req.params as { '*': string })['*']));
     app.get('/repos/:owner/:repo/issues', (req, reply) => this.page(req, reply, this.issueList(req), 30));
-    app.get('/repos/:owner/:repo/collaborators', (req, reply) => this.page(req, reply, this.repositoryOf(req).collaborators, 30));
+    app.get('/repos/:owner/:repo/issues/:number', (req, reply) => {
+      const issue = this.repositoryOf(req).issues.find((i) => i.number === Number((req.params as { number: string }).number));
+      return issue ?? reply.code(404).send({ message: 'Not Found', documentation_url: 'https://docs.github.com/rest/issues/issues#get-an-issue', status: '404' });
+    });
+    app.get('/repos/:owner/:repo/issues/:number/comments', (req, reply) => {
+      const state = this.repositoryOf(req);
+      const issueNumber = Number((req.params as { number: string }).number);
+      if (!state.issues.some((i) => i.number === issueNumber)) return reply.code(404).send({ message: 'Not Found', status: '404' });
+      return this.page(req, reply, state.comments.get(issueNumber) ?? [], 30);
+    });
+    app.get('/repos/:owner/:repo/collaborators', (req, reply) => {
+      const state = this.repositoryOf(req);
+      if (state.collaboratorsHidden) return reply.code(403).send({ message: 'Must have push access to view repository collaborators.', documentation_url: 'https://docs.github.com/rest/collaborators/collaborators#list-repository-collaborators', status: '403' });
+      return this.page(req, reply, state.collaborators, 30);
+    });
     app.get('/users/:username', (req, reply) => {
       const user = this.users.get((req.params as { username: string }).username);
       return user ?? reply.code(404).send({ message: 'Not Found', documentation_url: 'https://docs.github.com/rest/users/users#get-a-user', status: '404' });
@@ -213,7 +300,7 @@ export class GitHubFake {
   private interrupt(reply: FastifyReply, interruption: Interruption) {
     switch (interruption.kind) {
       case 'rate-limited': {
-        const resetAt = Math.ceil(Date.now() / 1000) + interruption.retryAfterSeconds;
+        const resetAt = this.rateLimitResetAt ? Math.floor(this.rateLimitResetAt.getTime() / 1000) : Math.ceil(Date.now() / 1000) + interruption.retryAfterSeconds;
         reply.header('x-ratelimit-limit', '5000').header('x-ratelimit-reset', String(resetAt)).header('x-ratelimit-resource', 'core');
         if (this.rateLimitStyle === 'primary') {
           return reply.code(403).header('x-ratelimit-remaining', '0').send({ message: 'API rate limit exceeded for user ID 9000.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api', status: '403' });
@@ -287,20 +374,37 @@ export class GitHubFake {
     return { ref: `refs/${ref}`, node_id: 'MDM6UmVmMQ==', url: `${state.repository.url}/git/refs/${ref}`, object: { sha, type: 'commit', url: `${state.repository.url}/git/commits/${sha}` } };
   }
 
-  /** The default branch's tree, flat with `recursive`: every path with its blob sha, enough to diff two syncs. */
+  /**
+   * The tree of a commit (the default branch's name, its head or any earlier commit sha), flat with `recursive`: every
+   * path with its blob sha, enough to diff two syncs.
+   */
   private tree(req: FastifyRequest, reply: FastifyReply): GitHubTree | FastifyReply {
     const state = this.repositoryOf(req);
-    const { sha } = req.params as { sha: string };
-    const head = this.headSha(state.repository.full_name);
-    if (sha !== head && sha !== state.repository.default_branch) return reply.code(404).send({ message: 'Not Found', status: '404' });
+    const { sha: asked } = req.params as { sha: string };
+    const sha = asked === state.repository.default_branch ? this.headSha(state.repository.full_name) : asked;
+    const files = state.commits.get(sha);
+    if (files === undefined) return reply.code(404).send({ message: 'Not Found', documentation_url: 'https://docs.github.com/rest/git/trees#get-a-tree', status: '404' });
+    // A recursive tree lists every folder (type `tree`) as well as every file (type `blob`).
+    const blobs = [...files].map(([path, content]) => ({
+      path, mode: '100644', type: 'blob', sha: blobSha(content), size: Buffer.byteLength(content), url: `${state.repository.url}/git/blobs/${blobSha(content)}`,
+    }));
+    const folderPaths = new Set([...files.keys()].flatMap((p) => p.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+    const folders = [...folderPaths].map((path) => ({ path, mode: '040000', type: 'tree', sha: blobSha(`${sha}:${path}`), url: `${state.repository.url}/git/trees/${blobSha(`${sha}:${path}`)}` }));
     return {
-      sha: head,
-      url: `${state.repository.url}/git/trees/${head}`,
+      sha,
+      url: `${state.repository.url}/git/trees/${sha}`,
       truncated: false,
-      tree: [...state.files].sort(([a], [b]) => a.localeCompare(b)).map(([path, content]) => ({
-        path, mode: '100644', type: 'blob', sha: blobSha(content), size: Buffer.byteLength(content), url: `${state.repository.url}/git/blobs/${blobSha(content)}`,
-      })),
+      tree: [...folders, ...blobs].sort((a, b) => a.path.localeCompare(b.path)),
     };
+  }
+
+  /** A blob by its object id, base64 as GitHub sends it (GitHub keeps every blob a commit ever had). */
+  private blob(req: FastifyRequest, reply: FastifyReply): GitHubBlob | FastifyReply {
+    const state = this.repositoryOf(req);
+    const { sha } = req.params as { sha: string };
+    const content = this.blobs.get(sha);
+    if (content === undefined) return reply.code(404).send({ message: 'Not Found', documentation_url: 'https://docs.github.com/rest/git/blobs#get-a-blob', status: '404' });
+    return { sha, node_id: `B_${sha.slice(0, 12)}`, size: Buffer.byteLength(content), url: `${state.repository.url}/git/blobs/${sha}`, content: Buffer.from(content).toString('base64'), encoding: 'base64' };
   }
 
   /** A file as base64 JSON, or its raw bytes when asked with the `raw` media type; a folder as a list of entries. */

@@ -72,7 +72,11 @@ describe('GitHub REST API fake, driven by @octokit/rest with throttling and retr
     fake.writeFile(`${ORG}/hello-world`, 'README.md', null);
     const second = await ref();
     expect(second).not.toBe(first);
-    expect((await tree(second)).map(([path]) => path)).toEqual(['docs/guide.md']);
+    expect((await tree(second)).map(([path]) => path)).toEqual(['docs', 'docs/guide.md']);
+    // the earlier commit's tree and blobs are still there, as on GitHub
+    expect(await tree(first)).toEqual([['README.md', '93a078d1c3f76aa1ca11def8f882a06df1d4a01b']]);
+    const blob = await github.git.getBlob({ owner: ORG, repo: 'hello-world', file_sha: '93a078d1c3f76aa1ca11def8f882a06df1d4a01b' });
+    expect(Buffer.from(blob.data.content, 'base64').toString('utf8')).toBe('# hello-world');
     const docs = await github.repos.getContent({ owner: ORG, repo: 'hello-world', path: 'docs' });
     expect(Array.isArray(docs.data) && docs.data.map((e) => [e.type, e.path])).toEqual([['file', 'docs/guide.md']]);
     expect(await ref()).toBe(second);
@@ -94,6 +98,18 @@ describe('GitHub REST API fake, driven by @octokit/rest with throttling and retr
     const all = await github.paginate(github.issues.listForRepo, { owner: ORG, repo: 'paginate-issues', state: 'all', per_page: 100 });
     expect(all).toHaveLength(14);
     expect(all.some((i) => i.number === 7)).toBe(false);
+  });
+
+  it('lists an issue\'s comments, each of which moves the issue\'s updated_at and count, and reads one issue', async () => {
+    const repo = `${ORG}/paginate-issues`;
+    fake.addComment(repo, 4, { body: 'First reply', created_at: '2024-07-01T00:00:00Z' });
+    fake.addComment(repo, 4, { body: 'Second reply', created_at: '2024-07-02T00:00:00Z', login: 'octokit-fixture-user-b' });
+    const comments = await github.paginate(github.issues.listComments, { owner: ORG, repo: 'paginate-issues', issue_number: 4, per_page: 1 });
+    expect(comments.map((c) => [c.body, c.user?.login])).toEqual([['First reply', 'octokit-fixture-user-a'], ['Second reply', 'octokit-fixture-user-b']]);
+    const issue = await github.issues.get({ owner: ORG, repo: 'paginate-issues', issue_number: 4 });
+    expect(issue.data).toMatchObject({ number: 4, comments: 2, updated_at: '2024-07-02T00:00:00Z' });
+    const gone = (await github.issues.get({ owner: ORG, repo: 'paginate-issues', issue_number: 99 }).catch((e: unknown) => e)) as RequestError;
+    expect(gone.status).toBe(404);
   });
 
   it('hides a back-dated update from a since query; only an overlap or a full listing finds it', async () => {
@@ -160,6 +176,22 @@ describe('GitHub REST API fake, driven by @octokit/rest with throttling and retr
     expect(onRateLimit).toHaveBeenCalledTimes(1);
     expect(onRateLimit.mock.calls[0][0]).toBeGreaterThanOrEqual(600);
     expect(onRateLimit.mock.calls[0][0]).toBeLessThanOrEqual(602);
+  });
+
+  it('names a given reset instant in x-ratelimit-reset, whatever the Retry-After', async () => {
+    fake.rateLimitStyle = 'primary';
+    fake.rateLimitResetAt = new Date('2031-01-01T01:10:00Z');
+    fake.switches.rateLimitNext(1, 60);
+    const error = (await github.repos.get({ owner: ORG, repo: 'hello-world' }).catch((e: unknown) => e)) as RequestError;
+    expect(error.response?.headers['x-ratelimit-reset']).toBe(String(Date.parse('2031-01-01T01:10:00Z') / 1000));
+  });
+
+  it('refuses a token as revoked until it is accepted again', async () => {
+    fake.refuseToken(fake.token);
+    const error = (await github.repos.get({ owner: ORG, repo: 'hello-world' }).catch((e: unknown) => e)) as RequestError;
+    expect([error.status, error.message]).toEqual([401, 'Bad credentials - https://docs.github.com/rest']);
+    fake.acceptToken(fake.token);
+    expect((await github.repos.get({ owner: ORG, repo: 'hello-world' })).status).toBe(200);
   });
 
   it('does not route a 429 secondary limit to the throttling handler: the retry plugin retries it on its own backoff', async () => {

@@ -17,18 +17,60 @@ export interface JiraUser {
   emailAddress?: string;
 }
 
-/** Who holds a grant: a group (by id), one user (by account id), every licensed user, or anyone. */
-export type JiraHolder = { type: 'group'; value: string } | { type: 'user'; value: string } | { type: 'applicationRole' } | { type: 'anyone' };
+/**
+ * Who holds a grant: a group (by id), one user (by account id), every licensed user, anyone, or (issue security
+ * levels) the issue's reporter or assignee.
+ */
+export type JiraHolder = { type: 'group'; value: string } | { type: 'user'; value: string } | { type: 'applicationRole' } | { type: 'anyone' } | { type: 'reporter' } | { type: 'assignee' };
+
+/** A permission holder as Jira sends it with `expand=user`: the user's details beside the account id. */
+export type JiraExpandedHolder = Version3Models.PermissionHolder & { user?: Version3Models.User };
+
+/** What an issue is made of besides its summary, as an import or an edit sets it. */
+export interface JiraIssueFields {
+  description?: string;
+  issueType?: string;
+  status?: string;
+  labels?: string[];
+  /** account ids */
+  assignee?: string | null;
+  reporter?: string;
+  priority?: string;
+}
 
 interface IssueState {
   id: string;
   key: string;
   projectKey: string;
   summary: string;
+  description: string;
+  issueType: string;
+  status: string;
+  labels: string[];
+  assignee: string | null;
+  reporter: string | null;
+  priority: string;
   created: string;
   updated: string;
   securityLevelId: string | null;
   comments: Version3Models.Comment[];
+}
+
+/** Plain text as the Atlassian Document Format Jira v3 sends: one paragraph per line. */
+function adf(text: string): Version3Models.Document {
+  return { type: 'doc', version: 1, content: text.split('\n').map((line) => ({ type: 'paragraph', content: line === '' ? [] : [{ type: 'text', text: line }] })) };
+}
+
+/** The UTC instant of a wall-clock time in a time zone (how Jira reads a JQL date: in the searching user's zone). */
+function zonedToUtc(local: string, timeZone: string): number {
+  const asUtc = Date.parse(`${local.replace(' ', 'T')}:00Z`);
+  const offsetAt = (instant: number) => {
+    const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(instant));
+    const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+    return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - instant;
+  };
+  const first = asUtc - offsetAt(asUtc);
+  return asUtc - offsetAt(first);
 }
 
 interface ProjectState {
@@ -49,32 +91,43 @@ function startAtPage<T>(items: T[], query: Record<string, string>, size: number)
 }
 
 /**
- * Reads the JQL a tracker connector sends: `project = KEY`, `updated >= "yyyy-MM-dd HH:mm"` (minute-granular, as Jira
- * compares), joined by AND, and `ORDER BY updated|created|key ASC|DESC`. Anything else is refused with a 400 as Jira
- * refuses JQL it cannot parse, so a connector sending more than the fake knows fails loudly.
+ * Reads the JQL a tracker connector sends: `project = KEY`, `updated >= "yyyy-MM-dd HH:mm"` (minute-granular, read in
+ * the searching user's time zone, as Jira compares), `level = ID` / `level in (ID, ...)`, `key > "KEY-N"`, joined by
+ * AND, and `ORDER BY updated|created|key ASC|DESC`. Anything else is refused with a 400 as Jira refuses JQL it cannot
+ * parse, so a connector sending more than the fake knows fails loudly; so is a project that does not exist.
  */
-function parseJql(jql: string) {
+function parseJql(jql: string, timeZone: string, projectExists: (key: string) => boolean) {
   const [where, orderBy = 'created DESC'] = jql.split(/\s+ORDER\s+BY\s+/i);
   const filters: ((issue: IssueState) => boolean)[] = [];
+  const number = (key: string) => Number(key.split('-')[1]);
   for (const clause of where.split(/\s+AND\s+/i).map((c) => c.trim()).filter((c) => c !== '')) {
     const project = /^project\s*=\s*"?(\w+)"?$/i.exec(clause);
     const updated = /^updated\s*(>=|>)\s*"(\d{4}-\d{2}-\d{2} \d{2}:\d{2})"$/i.exec(clause);
-    if (project) filters.push((i) => i.projectKey === project[1]);
-    else if (updated) {
-      const bound = Date.parse(`${updated[2].replace(' ', 'T')}:00Z`);
+    const level = /^level\s*(?:=\s*(\d+)|in\s*\(([\d,\s]+)\))$/i.exec(clause);
+    const after = /^(?:key|issuekey)\s*>\s*"?(\w+-\d+)"?$/i.exec(clause);
+    if (project) {
+      if (!projectExists(project[1])) throw Object.assign(new Error(`The value '${project[1]}' does not exist for the field 'project'.`), { statusCode: 400 });
+      filters.push((i) => i.projectKey === project[1]);
+    } else if (updated) {
+      const bound = zonedToUtc(updated[2], timeZone);
       const minute = (iso: string) => Math.floor(Date.parse(iso) / 60_000) * 60_000;
       filters.push(updated[1] === '>=' ? (i) => minute(i.updated) >= bound : (i) => minute(i.updated) > bound);
+    } else if (level) {
+      const ids = (level[1] ?? level[2]).split(',').map((id) => id.trim());
+      filters.push((i) => i.securityLevelId !== null && ids.includes(i.securityLevelId));
+    } else if (after) {
+      filters.push((i) => i.projectKey === after[1].split('-')[0] && number(i.key) > number(after[1]));
     } else throw Object.assign(new Error(`Error in the JQL Query: cannot read '${clause}'.`), { statusCode: 400 });
   }
   const orders = orderBy.split(',').map((o) => {
     const [field, direction = 'ASC'] = o.trim().split(/\s+/);
     const sign = direction.toUpperCase() === 'DESC' ? -1 : 1;
-    const key = (i: IssueState) => (field === 'key' ? Number(i.key.split('-')[1]) : Date.parse(field === 'updated' ? i.updated : i.created));
+    const key = (i: IssueState) => (field === 'key' ? number(i.key) : Date.parse(field === 'updated' ? i.updated : i.created));
     return (a: IssueState, b: IssueState) => sign * (key(a) - key(b));
   });
   return {
     matches: (issue: IssueState) => filters.every((f) => f(issue)),
-    compare: (a: IssueState, b: IssueState) => orders.reduce((result, order) => result || order(a, b), 0) || Number(a.key.split('-')[1]) - Number(b.key.split('-')[1]),
+    compare: (a: IssueState, b: IssueState) => orders.reduce((result, order) => result || order(a, b), 0) || number(a.key) - number(b.key),
   };
 }
 
@@ -90,8 +143,16 @@ export class JiraFake {
   private readonly issues = new Map<string, IssueState>();
   private readonly groups = new Map<string, { name: string; members: string[] }>();
   private readonly users = new Map<string, JiraUser>();
+  private nextId = 0;
   private clock = Date.parse('2024-04-02T08:00:00.000Z');
   private running: RunningFake | undefined;
+  /** The connector account's time zone (its profile's), in which Jira reads the dates of its JQL. */
+  timeZone = 'UTC';
+  /** How many comments the `comment` field of a searched issue carries; the rest are read from /issue/{key}/comment. */
+  commentsInSearch = 20;
+  /** Credentials refused for now (an administrator revoked the token), until `acceptCredentials`. */
+  private suspended = false;
+  private readonly throttles: { matches: (url: string) => boolean; skip: number; until: Date }[] = [];
 
   constructor(readonly credentials = { email: 'crs-connector@example.test', apiToken: 'ATATT-fake-api-token' }) {
     this.switches = new ScenarioSwitches(new Set([`${credentials.email}:${credentials.apiToken}`]));
@@ -113,6 +174,23 @@ export class JiraFake {
     this.groups.get(groupId)!.members.push(accountId);
   }
 
+  /** Refuses the connector's credentials with a 401 until `acceptCredentials`. */
+  refuseCredentials(): void {
+    this.suspended = true;
+  }
+
+  acceptCredentials(): void {
+    this.suspended = false;
+  }
+
+  /**
+   * The next request whose path matches, after `skip` such requests were answered, is throttled with a 429 whose
+   * X-RateLimit-Reset is `until` (and Retry-After the seconds until it).
+   */
+  throttleMatching(matches: (url: string) => boolean, skip: number, until: Date): void {
+    this.throttles.push({ matches, skip, until });
+  }
+
   addProject(key: string, name: string, browse: JiraHolder[], securityLevels: ProjectState['securityLevels'] = []): void {
     const id = String(10000 + this.projects.size);
     this.projects.set(key, {
@@ -129,18 +207,64 @@ export class JiraFake {
     this.project(projectKey).browse = [...browse];
   }
 
-  /** Creates an issue; `at` sets created and updated, in the past for a back-dated import. */
-  addIssue(projectKey: string, summary: string, options: { at?: string; securityLevelId?: string } = {}): string {
-    const number = [...this.issues.values()].filter((i) => i.projectKey === projectKey).length + 1;
+  /** Adds a level to a project's issue security scheme. */
+  addSecurityLevel(projectKey: string, level: { id: string; name: string; holders: JiraHolder[] }): void {
+    this.project(projectKey).securityLevels.push({ ...level, holders: [...level.holders] });
+  }
+
+  /** Changes who may see a level's issues: a permission-only change that moves no issue's `updated`, as in Jira. */
+  setSecurityLevelHolders(projectKey: string, levelId: string, holders: JiraHolder[]): void {
+    this.project(projectKey).securityLevels.find((l) => l.id === levelId)!.holders = [...holders];
+  }
+
+  /**
+   * Creates an issue; `at` sets created and updated, in the past for a back-dated import. `id` chooses the issue id
+   * (Jira's are numeric strings; a connector treats them as opaque), else the next one.
+   */
+  addIssue(projectKey: string, summary: string, options: { at?: string; securityLevelId?: string; id?: string } & JiraIssueFields = {}): string {
+    const number = [...this.issues.values()].filter((i) => i.projectKey === projectKey).reduce((max, i) => Math.max(max, Number(i.key.split('-')[1])), 0) + 1;
     const key = `${projectKey}-${number}`;
     const at = options.at ?? this.tick();
-    this.issues.set(key, { id: String(40000 + this.issues.size), key, projectKey, summary, created: at, updated: at, securityLevelId: options.securityLevelId ?? null, comments: [] });
+    this.issues.set(key, {
+      id: options.id ?? String(40000 + this.nextId++),
+      key,
+      projectKey,
+      summary,
+      description: options.description ?? '',
+      issueType: options.issueType ?? 'Task',
+      status: options.status ?? 'To Do',
+      labels: [...(options.labels ?? [])],
+      assignee: options.assignee ?? null,
+      reporter: options.reporter ?? null,
+      priority: options.priority ?? 'Medium',
+      created: at,
+      updated: at,
+      securityLevelId: options.securityLevelId ?? null,
+      comments: [],
+    });
     return key;
+  }
+
+  /** The id of the issue with this key. */
+  issueId(key: string): string {
+    return this.issue(key).id;
+  }
+
+  /** The key of the issue with this id. */
+  keyOf(id: string): string | undefined {
+    return [...this.issues.values()].find((i) => i.id === id)?.key;
   }
 
   /** Edits a summary and sets `updated` (now, or the given time, which may be back-dated). */
   editIssue(key: string, summary: string, updated?: string): void {
     Object.assign(this.issue(key), { summary, updated: updated ?? this.tick() });
+  }
+
+  /** Edits other fields of an issue and sets `updated` (now, or the given time, which may be back-dated). */
+  updateIssue(key: string, fields: JiraIssueFields & { summary?: string }, updated?: string): void {
+    const issue = this.issue(key);
+    for (const [name, value] of Object.entries(fields)) if (value !== undefined) Object.assign(issue, { [name]: Array.isArray(value) ? [...value] : value });
+    issue.updated = updated ?? this.tick();
   }
 
   /** Setting a security level is an edit of the issue: it moves `updated`, as in Jira. */
@@ -163,8 +287,17 @@ export class JiraFake {
   async start(): Promise<RunningFake> {
     const app = createFakeApp();
     app.addHook('onRequest', async (req, reply) => {
+      if (this.suspended && this.credentialOf(req) === this.credential) return this.interrupt(reply, { kind: 'unauthorized', reason: 'revoked' });
       const interruption = this.switches.intercept(this.credentialOf(req));
       if (interruption !== undefined) return this.interrupt(reply, interruption);
+      const throttle = this.throttles.find((t) => t.matches(req.url));
+      if (throttle !== undefined) {
+        if (throttle.skip > 0) throttle.skip--;
+        else {
+          this.throttles.splice(this.throttles.indexOf(throttle), 1);
+          return this.interrupt(reply, { kind: 'rate-limited', retryAfterSeconds: Math.max(1, Math.ceil((throttle.until.getTime() - Date.now()) / 1000)) }, throttle.until);
+        }
+      }
     });
     app.addHook('onSend', async (req) => {
       this.switches.answered(req.method, req.url);
@@ -175,7 +308,7 @@ export class JiraFake {
     const q = (req: FastifyRequest) => req.query as Record<string, string>;
     const size = (req: FastifyRequest, byDefault: number, max: number) => this.switches.pageSize(Number(q(req).maxResults), byDefault, max);
 
-    app.get('/rest/api/3/myself', (): Version3Models.User => ({ accountId: 'crs-connector', displayName: 'CRS connector', emailAddress: this.credentials.email, active: true, accountType: 'atlassian' }));
+    app.get('/rest/api/3/myself', (): Version3Models.User => ({ accountId: 'crs-connector', displayName: 'CRS connector', emailAddress: this.credentials.email, active: true, accountType: 'atlassian', timeZone: this.timeZone }));
     app.get('/rest/api/3/project/search', (req): Version3Models.PageProject => {
       const projects = [...this.projects.values()].map((p) => p.project).sort((a, b) => a.key.localeCompare(b.key));
       return { self: req.url, ...startAtPage(projects, q(req), size(req, 50, 100)) };
@@ -186,6 +319,7 @@ export class JiraFake {
       return { startAt: page.startAt, maxResults: page.maxResults, total: page.total, comments: values };
     });
     app.get('/rest/api/3/project/:key/permissionscheme', (req): Version3Models.PermissionScheme => this.permissionScheme(this.project((req.params as { key: string }).key), q(req).expand));
+    app.get('/rest/api/3/project/:key', (req): Version3Models.Project => this.project((req.params as { key: string }).key).project);
     app.get('/rest/api/3/project/:key/issuesecuritylevelscheme', (req): Version3Models.SecurityScheme => {
       const project = this.project((req.params as { key: string }).key);
       return { id: project.securitySchemeId, name: `${project.project.key} security`, levels: project.securityLevels.map((l) => ({ id: l.id, name: l.name })) };
@@ -196,7 +330,7 @@ export class JiraFake {
       const wanted = ([] as string[]).concat(q(req).issueSecurityLevelId ?? []).flatMap((id) => id.split(','));
       const members = project.securityLevels
         .filter((l) => wanted.length === 0 || wanted.includes(l.id))
-        .flatMap((l) => l.holders.map((h, n) => ({ id: Number(`${l.id}${n}`), issueSecurityLevelId: Number(l.id), holder: this.holder(h) })));
+        .flatMap((l) => l.holders.map((h, n) => ({ id: Number(`${l.id}${n}`), issueSecurityLevelId: Number(l.id), holder: this.holder(h, q(req).expand) })));
       return { self: req.url, ...startAtPage(members, q(req), size(req, 50, 50)) };
     });
     app.get('/rest/api/3/group/member', (req): Version3Models.PageUserDetails => {
@@ -223,13 +357,13 @@ export class JiraFake {
     return basic ? Buffer.from(basic[1], 'base64').toString('utf8') : undefined;
   }
 
-  private interrupt(reply: FastifyReply, interruption: Interruption) {
+  private interrupt(reply: FastifyReply, interruption: Interruption, resetAt?: Date) {
     switch (interruption.kind) {
       case 'rate-limited':
         return reply
           .code(429)
           .header('retry-after', String(interruption.retryAfterSeconds))
-          .header('x-ratelimit-reset', new Date(Date.now() + interruption.retryAfterSeconds * 1000).toISOString())
+          .header('x-ratelimit-reset', (resetAt ?? new Date(Date.now() + interruption.retryAfterSeconds * 1000)).toISOString())
           .header('ratelimit-reason', 'jira-burst-based')
           .send({ errorMessages: ['Rate limit exceeded.'], errors: {} });
       case 'server-error':
@@ -249,7 +383,7 @@ export class JiraFake {
    */
   private search(req: FastifyRequest): JiraSearchPage {
     const query = req.query as Record<string, string>;
-    const { matches, compare } = parseJql(query.jql ?? '');
+    const { matches, compare } = parseJql(query.jql ?? '', this.timeZone, (key) => this.projects.has(key));
     const all = [...this.issues.values()].filter(matches).sort(compare);
     const offset = query.nextPageToken ? Number(Buffer.from(query.nextPageToken, 'base64url').toString('utf8')) : 0;
     const size = this.switches.pageSize(Number(query.maxResults), 50, 100);
@@ -257,7 +391,24 @@ export class JiraFake {
     const issues = all.slice(offset, offset + size).map((i): JiraSearchedIssue => {
       const project = this.project(i.projectKey);
       const level = project.securityLevels.find((l) => l.id === i.securityLevelId);
-      const fields: JiraSearchedIssue['fields'] = { summary: i.summary, created: i.created, updated: i.updated, security: level === undefined ? null : { id: level.id, name: level.name } };
+      const user = (accountId: string | null) => (accountId === null ? null : this.asUser(this.users.get(accountId)!));
+      const shown = i.comments.slice(0, this.commentsInSearch);
+      const fields: JiraSearchedIssue['fields'] = {
+        summary: i.summary,
+        description: adf(i.description),
+        issuetype: { id: i.issueType, name: i.issueType, subtask: false },
+        status: { id: i.status, name: i.status },
+        labels: [...i.labels],
+        assignee: user(i.assignee) ?? undefined,
+        reporter: user(i.reporter) ?? undefined,
+        priority: { id: i.priority, name: i.priority },
+        comment: { comments: shown, self: `/rest/api/3/issue/${i.id}/comment`, maxResults: this.commentsInSearch, total: i.comments.length, startAt: 0 },
+        created: i.created,
+        updated: i.updated,
+        security: level === undefined ? null : { id: level.id, name: level.name },
+      };
+      if (i.assignee === null) Object.assign(fields, { assignee: null });
+      if (i.reporter === null) Object.assign(fields, { reporter: null });
       return { id: i.id, key: i.key, self: `/rest/api/3/issue/${i.id}`, fields: Object.fromEntries(Object.entries(fields).filter(([k]) => wanted.has(k) || wanted.has('*all'))) };
     });
     const more = offset + size < all.length;
@@ -267,15 +418,19 @@ export class JiraFake {
   private permissionScheme(project: ProjectState, expand: string | undefined): Version3Models.PermissionScheme {
     const scheme: Version3Models.PermissionScheme = { id: project.permissionSchemeId, name: `${project.project.key} permission scheme`, self: `/rest/api/3/permissionscheme/${project.permissionSchemeId}` };
     if (!(expand ?? '').split(',').some((e) => e === 'permissions' || e === 'all')) return scheme;
-    return { ...scheme, permissions: project.browse.map((h, n) => ({ id: project.permissionSchemeId * 100 + n, permission: 'BROWSE_PROJECTS', holder: this.holder(h) })) };
+    return { ...scheme, permissions: project.browse.map((h, n) => ({ id: project.permissionSchemeId * 100 + n, permission: 'BROWSE_PROJECTS', holder: this.holder(h, expand) })) };
   }
 
-  private holder(holder: JiraHolder): Version3Models.PermissionHolder {
+  /** A grant's holder; with `expand=user` (or `all`) a user holder carries the user's details, email when visible. */
+  private holder(holder: JiraHolder, expand: string | undefined): JiraExpandedHolder {
     switch (holder.type) {
       case 'group':
         return { type: 'group', parameter: this.groups.get(holder.value)?.name, value: holder.value };
-      case 'user':
-        return { type: 'user', parameter: holder.value, value: holder.value };
+      case 'user': {
+        const user = this.users.get(holder.value);
+        const expanded = (expand ?? '').split(',').some((e) => e === 'user' || e === 'all');
+        return { type: 'user', parameter: holder.value, value: holder.value, ...(expanded && user ? { user: this.asUser(user) } : {}) };
+      }
       default:
         return { type: holder.type };
     }
@@ -297,8 +452,9 @@ export class JiraFake {
     return project;
   }
 
+  /** An issue by key or id, as Jira's `issueIdOrKey` paths take either. */
   private issue(key: string): IssueState {
-    const issue = this.issues.get(key);
+    const issue = this.issues.get(key) ?? [...this.issues.values()].find((i) => i.id === key);
     if (issue === undefined) throw Object.assign(new Error('Issue does not exist or you do not have permission to see it.'), { statusCode: 404 });
     return issue;
   }

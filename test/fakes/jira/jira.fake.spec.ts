@@ -106,6 +106,30 @@ describe('Jira Cloud REST v3 fake, driven by jira.js', () => {
     expect(scheme.permissions!.map((p) => p.holder)).toEqual([{ type: 'user', parameter: 'acc-ada', value: 'acc-ada' }]);
   });
 
+  it('reads JQL dates in the account\'s time zone, and filters by security level and by key', async () => {
+    fake.timeZone = 'Asia/Kolkata';
+    expect((await jira.myself.getCurrentUser()).timeZone).toBe('Asia/Kolkata');
+    const { issues: all } = await searchAll('project = SEC ORDER BY updated ASC', 50);
+    const last = Date.parse(all.at(-1)!.fields.updated!.replace('+0000', 'Z'));
+    // 5 h 30 ahead of UTC: the minute of the last update, written in Kolkata's wall clock
+    const local = new Date(Math.floor(last / 60_000) * 60_000 + 330 * 60_000).toISOString().slice(0, 16).replace('T', ' ');
+    expect((await searchAll(`project = SEC AND updated >= "${local}"`, 50)).issues.map((i) => i.key)).toEqual(['SEC-3']);
+    expect((await searchAll('project = SEC AND level in (10100) ORDER BY key ASC', 50)).issues.map((i) => i.key)).toEqual(['SEC-3']);
+    expect((await searchAll('project = SEC AND key > "SEC-5" ORDER BY key ASC', 50)).issues.map((i) => i.key)).toEqual(['SEC-6', 'SEC-7']);
+    const unknown = (await searchAll('project = NOPE', 50).catch((e: unknown) => e)) as HttpException;
+    expect(unknown.status).toBe(400);
+  });
+
+  it('throttles a matching request with the X-RateLimit-Reset it is given', async () => {
+    const until = new Date('2031-01-01T01:10:00.000Z');
+    fake.throttleMatching((url) => url.startsWith('/rest/api/3/search/jql'), 1, until);
+    await searchAll('project = SEC', 50);
+    const error = (await searchAll('project = SEC', 50).catch((e: unknown) => e)) as HttpException;
+    expect(error.status).toBe(429);
+    expect((error.cause as { response: { headers: Record<string, string> } }).response.headers['x-ratelimit-reset']).toBe(until.toISOString());
+    expect((await searchAll('project = SEC', 50)).issues).toHaveLength(7);
+  });
+
   it('surfaces 429 as an HttpException carrying Retry-After: jira.js does not retry', async () => {
     fake.switches.rateLimitNext(1, 12);
     const error = (await jira.myself.getCurrentUser().catch((e: unknown) => e)) as HttpException;

@@ -23,7 +23,12 @@ interface ChannelState {
   channel: SlackChannel;
   members: string[];
   messages: SlackMessage[];
+  /** whether the app (the token's bot) is in the channel: it reads only those, and sees private ones only then */
+  appIsMember: boolean;
 }
+
+/** The bot token scopes a channel connector asks for; Slack lists a token's scopes in every answer's X-OAuth-Scopes. */
+export const CHANNEL_READER_SCOPES = ['channels:read', 'channels:history', 'groups:read', 'groups:history', 'users:read', 'users:read.email'];
 
 /** Slack ts values are `seconds.micro` strings of fixed width after the dot; compared as numbers they sort in time. */
 const tsValue = (ts: string | undefined): number => Number(ts ?? '0');
@@ -63,6 +68,8 @@ export class SlackFake {
   private readonly channels = new Map<string, ChannelState>();
   private readonly users = new Map<string, SlackUser>();
   private running: RunningFake | undefined;
+  /** the token's scopes, sent in X-OAuth-Scopes */
+  scopes: string[] = [...CHANNEL_READER_SCOPES];
 
   constructor(readonly token = 'xoxb-fake-token') {
     this.switches = new ScenarioSwitches(new Set([token]));
@@ -114,7 +121,12 @@ export class SlackFake {
 
   addChannel(channel: SlackChannel, members: string[], messages: SlackMessage[] = []): void {
     const sorted = [...messages].sort((a, b) => tsValue(a.ts) - tsValue(b.ts));
-    this.channels.set(channel.id!, { channel: { is_channel: true, ...channel }, members: [...members], messages: sorted });
+    this.channels.set(channel.id!, { channel: { is_channel: true, ...channel }, members: [...members], messages: sorted, appIsMember: true });
+  }
+
+  /** Invites the app to a channel or removes it: history needs it, and a private channel is invisible without it. */
+  setAppMember(channelId: string, isMember: boolean): void {
+    this.state(channelId).appIsMember = isMember;
   }
 
   /** All messages of a channel, replies included, oldest first: what a test compares a sync against. */
@@ -173,7 +185,8 @@ export class SlackFake {
       const interruption = this.switches.intercept(this.tokenOf(req));
       if (interruption !== undefined) return this.interrupt(reply, interruption);
     });
-    app.addHook('onSend', async (req) => {
+    app.addHook('onSend', async (req, reply) => {
+      reply.header('x-oauth-scopes', this.scopes.join(','));
       this.switches.answered(req.method, req.url);
     });
     app.post('/api/:method', async (req) => {
@@ -251,6 +264,7 @@ export class SlackFake {
   private conversationsList(args: Record<string, string>): ConversationsListResponse {
     const types = (args.types ?? 'public_channel').split(',');
     const channels = [...this.channels.values()]
+      .filter((c) => !c.channel.is_private || c.appIsMember)
       .filter(({ channel }) => (channel.is_private ? types.includes('private_channel') : types.includes('public_channel')))
       .filter(({ channel }) => !(args.exclude_archived === 'true' && channel.is_archived))
       .sort((a, b) => a.channel.id!.localeCompare(b.channel.id!));
@@ -263,7 +277,7 @@ export class SlackFake {
   }
 
   private conversationsInfo(args: Record<string, string>): ConversationsInfoResponse {
-    return { ok: true, channel: this.describe(this.state(args.channel)) };
+    return { ok: true, channel: this.describe(this.visible(args.channel)) };
   }
 
   /**
@@ -272,7 +286,7 @@ export class SlackFake {
    * above the anchor and never shift the pages still to come.
    */
   private conversationsHistory(args: Record<string, string>): ConversationsHistoryResponse {
-    const state = this.state(args.channel);
+    const state = this.readable(args.channel);
     const inclusive = args.inclusive === 'true' || args.inclusive === '1';
     const oldest = tsValue(args.oldest);
     const latest = args.latest === undefined ? Number.POSITIVE_INFINITY : tsValue(args.latest);
@@ -294,7 +308,7 @@ export class SlackFake {
 
   /** A thread oldest first, the parent message first, paged by a `next_ts:` cursor; `oldest` narrows the replies. */
   private conversationsReplies(args: Record<string, string>): ConversationsRepliesResponse {
-    const state = this.state(args.channel);
+    const state = this.readable(args.channel);
     const parent = state.messages.find((m) => m.ts === args.ts);
     if (parent === undefined) throw new SlackMethodError('thread_not_found');
     const oldest = tsValue(args.oldest);
@@ -312,7 +326,7 @@ export class SlackFake {
   }
 
   private conversationsMembers(args: Record<string, string>): ConversationsMembersResponse {
-    const members = [...this.state(args.channel).members].sort();
+    const members = [...this.visible(args.channel).members].sort();
     const page = pageFrom(members, (m) => m, decodeCursor(args.cursor, 'id:'), this.switches.pageSize(Number(args.limit), 100, 1000));
     return { ok: true, members: page.items, response_metadata: { next_cursor: page.nextAnchor === undefined ? '' : encodeCursor(`id:${page.nextAnchor}`) } };
   }
@@ -334,8 +348,23 @@ export class SlackFake {
     return { ok: true, user };
   }
 
+  /** As conversations.info and .list describe a channel: with the workspace it belongs to and its member count. */
   private describe(state: ChannelState): SlackChannel {
-    return { ...state.channel, num_members: state.members.length, is_member: true };
+    return { ...state.channel, context_team_id: this.team.id, num_members: state.members.length, is_member: state.appIsMember };
+  }
+
+  /** A channel the app can see: every public one, and the private ones it is in (others do not exist for it). */
+  private visible(channelId: string | undefined): ChannelState {
+    const state = this.state(channelId);
+    if (state.channel.is_private && !state.appIsMember) throw new SlackMethodError('channel_not_found');
+    return state;
+  }
+
+  /** A channel whose messages the app may read: one it is a member of. */
+  private readable(channelId: string | undefined): ChannelState {
+    const state = this.visible(channelId);
+    if (!state.appIsMember) throw new SlackMethodError('not_in_channel');
+    return state;
   }
 
   private state(channelId: string | undefined): ChannelState {

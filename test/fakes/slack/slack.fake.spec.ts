@@ -174,6 +174,29 @@ describe('Slack Web API fake, driven by @slack/web-api', () => {
     expect(error.data.error).toBe('token_revoked');
   });
 
+  it('accepts a revoked token again once it is restored', async () => {
+    fake.switches.revokeToken(fake.token);
+    await expect(slack.auth.test()).rejects.toMatchObject({ code: ErrorCode.PlatformError, data: { error: 'token_revoked' } });
+    fake.switches.restoreToken(fake.token);
+    await expect(slack.auth.test()).resolves.toMatchObject({ ok: true });
+  });
+
+  it("names the token's scopes and the channel's workspace, and hides what the app is not in", async () => {
+    fake.scopes = ['channels:read', 'channels:history'];
+    const me = await slack.auth.test();
+    expect(me.response_metadata?.scopes).toEqual(['channels:read', 'channels:history']);
+    expect((await slack.conversations.info({ channel: ENRIQUE })).channel).toMatchObject({ context_team_id: 'T0BMHLSRH', is_member: true, num_members: 4 });
+
+    fake.setAppMember(ENRIQUE, false);
+    expect((await slack.conversations.info({ channel: ENRIQUE })).channel).toMatchObject({ is_member: false });
+    await expect(slack.conversations.history({ channel: ENRIQUE })).rejects.toMatchObject({ data: { error: 'not_in_channel' } });
+    fake.addChannel({ id: 'G0PRIVATE2', name: 'secret', is_private: true }, ['U0BMQB6JE']);
+    fake.setAppMember('G0PRIVATE2', false);
+    const listed = await slack.conversations.list({ types: 'public_channel,private_channel' });
+    expect(listed.channels!.map((c) => c.id)).toEqual([ENRIQUE, SAILOR]);
+    await expect(slack.conversations.members({ channel: 'G0PRIVATE2' })).rejects.toMatchObject({ data: { error: 'channel_not_found' } });
+  });
+
   it('refuses a wrong token as invalid_auth', async () => {
     const stranger = new WebClient('xoxb-someone-else', { slackApiUrl: `${server.url}/api/`, retryConfig: fastRetries, logLevel: LogLevel.ERROR });
     await expect(stranger.auth.test()).rejects.toMatchObject({ code: ErrorCode.PlatformError, data: { error: 'invalid_auth' } });

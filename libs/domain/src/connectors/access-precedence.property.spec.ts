@@ -6,21 +6,26 @@ import { effectiveAccess, PermissionCapture, StoredAcl } from './access-preceden
  * Rule 12 (and "a failed capture never widens access") written a second way, as a decision table over what each
  * source is known to say, and checked against effectiveAccess on random inputs.
  */
-type Known = 'unknown' | null | StoredAcl;
+type Known = 'unknown' | 'partial' | null | StoredAcl;
 
-/** What is known at one level: a capture that failed with nothing earlier is 'unknown'; silence is null. */
+/**
+ * What is known at one level: a capture that failed with nothing earlier is 'unknown'; a restriction whose members
+ * could not all be named is 'partial'; silence is null.
+ */
 function known(c: PermissionCapture): Known {
   if (c.status === 'off') return null;
-  if (c.status === 'captured') return c.acl;
-  return c.last === undefined ? 'unknown' : c.last.acl;
+  const captured = c.status === 'captured' ? c : c.last;
+  if (captured === undefined) return 'unknown';
+  if (captured.acl === null && (captured.unresolved ?? 0) > 0) return 'partial';
+  return captured.acl;
 }
 
-type DocClass = 'perm' | 'silent' | 'unknown';
-type ResClass = 'public' | 'restricted' | 'silent' | 'unknown';
+type DocClass = 'perm' | 'silent' | 'unknown' | 'partial';
+type ResClass = 'public' | 'restricted' | 'silent' | 'unknown' | 'partial';
 type Outcome = 'doc' | 'res' | 'api' | 'nobody' | 'everyone';
 
-const docClass = (k: Known): DocClass => (k === 'unknown' ? 'unknown' : k === null ? 'silent' : 'perm');
-const resClass = (k: Known): ResClass => (k === 'unknown' ? 'unknown' : k === null ? 'silent' : k.includes('__public__') ? 'public' : 'restricted');
+const docClass = (k: Known): DocClass => (k === 'unknown' || k === 'partial' ? k : k === null ? 'silent' : 'perm');
+const resClass = (k: Known): ResClass => (k === 'unknown' || k === 'partial' ? k : k === null ? 'silent' : k.includes('__public__') ? 'public' : 'restricted');
 
 /** Every combination, spelled out. */
 const TABLE: Array<[DocClass, ResClass, boolean, Outcome]> = [
@@ -48,6 +53,22 @@ const TABLE: Array<[DocClass, ResClass, boolean, Outcome]> = [
   ['silent', 'silent', false, 'everyone'],
   ['silent', 'unknown', true, 'nobody'],
   ['silent', 'unknown', false, 'nobody'],
+  ['perm', 'partial', true, 'doc'],
+  ['perm', 'partial', false, 'doc'],
+  ['unknown', 'partial', true, 'nobody'],
+  ['unknown', 'partial', false, 'nobody'],
+  ['silent', 'partial', true, 'api'],
+  ['silent', 'partial', false, 'nobody'],
+  ['partial', 'public', true, 'api'],
+  ['partial', 'public', false, 'nobody'],
+  ['partial', 'restricted', true, 'api'],
+  ['partial', 'restricted', false, 'nobody'],
+  ['partial', 'silent', true, 'api'],
+  ['partial', 'silent', false, 'nobody'],
+  ['partial', 'unknown', true, 'api'],
+  ['partial', 'unknown', false, 'nobody'],
+  ['partial', 'partial', true, 'api'],
+  ['partial', 'partial', false, 'nobody'],
 ];
 
 function reference(document: PermissionCapture, resource: PermissionCapture, apiRule: StoredAcl | undefined): string[] | undefined {
@@ -72,11 +93,14 @@ function reference(document: PermissionCapture, resource: PermissionCapture, api
 
 const acl = fc.constantFrom<StoredAcl>(['__public__'], ['__private__'], [], ['user_email:ann@corp.io'], ['domain:corp.io', 'group:slack:eng'], ['group:drive:ops']);
 const aclOrNull = fc.option(acl, { nil: null });
+/** `unresolved` members: none, or some (which makes a null ACL a restriction that could not be named) */
+const unresolvedCount = fc.constantFrom(0, 0, 3);
+const withUnresolved = (acl: StoredAcl | null, unresolved: number) => ({ acl, ...(unresolved ? { unresolved } : {}) });
 const capture: fc.Arbitrary<PermissionCapture> = fc.oneof(
   fc.constant<PermissionCapture>({ status: 'off' }),
-  aclOrNull.map<PermissionCapture>((a) => ({ status: 'captured', acl: a })),
+  fc.tuple(aclOrNull, unresolvedCount).map<PermissionCapture>(([a, u]) => ({ status: 'captured', ...withUnresolved(a, u) })),
   fc.constant<PermissionCapture>({ status: 'failed' }),
-  aclOrNull.map<PermissionCapture>((a) => ({ status: 'failed', last: { acl: a } })),
+  fc.tuple(aclOrNull, unresolvedCount).map<PermissionCapture>(([a, u]) => ({ status: 'failed', last: withUnresolved(a, u) })),
 );
 const apiRule = fc.option(acl, { nil: undefined });
 const caller = fc

@@ -17,6 +17,10 @@ import { PRIVATE, PUBLIC } from '../acl';
  * A capture that failed falls back to the last verdict captured at that level; with none, the document is closed to
  * everyone (`__private__`), since the verdict that failed to arrive could have been narrower than anything else known.
  *
+ * A capture that is restricted but cannot name everyone (members whose email the source hides: `unresolved` > 0, `acl`
+ * null) falls back to the rule set through the API; with none, the document is closed: the source said it is not
+ * open, so saying nothing (unrestricted) would widen it.
+ *
  * Every ACL here is in stored form (`normalizeDocumentAcl`): `['__public__']`, `['__private__']`, or sorted
  * principals. An empty list is read as `['__private__']` (a provider or rule naming nobody), never as unrestricted.
  */
@@ -26,10 +30,13 @@ export type StoredAcl = readonly string[];
 export type PermissionCapture =
   /** Capture is turned off for the provider, or the provider has no permissions to capture: it says nothing. */
   | { status: 'off' }
-  /** Captured. `acl` null: the provider has no permission at this level (no page restriction, say). */
-  | { status: 'captured'; acl: StoredAcl | null }
+  /**
+   * Captured. `acl` null: the provider has no permission at this level (no page restriction, say), or, with
+   * `unresolved` > 0, a restriction it cannot express because that many members could not be named (hidden emails).
+   */
+  | { status: 'captured'; acl: StoredAcl | null; unresolved?: number }
   /** The capture failed. `last`: the last successful capture at this level, when there was one. */
-  | { status: 'failed'; last?: { acl: StoredAcl | null } };
+  | { status: 'failed'; last?: { acl: StoredAcl | null; unresolved?: number } };
 
 export interface AccessPrecedenceInput {
   document: PermissionCapture;
@@ -44,6 +51,7 @@ export type AccessDecidedBy =
   | 'api-rule'
   | 'api-rule-over-public-provider-verdict'
   | 'failed-capture-closed'
+  | 'unresolved-members-closed'
   | 'unrestricted';
 
 export interface EffectiveAccess {
@@ -54,17 +62,21 @@ export interface EffectiveAccess {
   fromLastCapture: boolean;
 }
 
-type Resolved = { kind: 'says-nothing' } | { kind: 'acl'; acl: string[]; fromLast: boolean } | { kind: 'closed' };
+type Resolved = { kind: 'says-nothing' } | { kind: 'acl'; acl: string[]; fromLast: boolean } | { kind: 'closed' } | { kind: 'rule-or-closed'; fromLast: boolean };
+
+function resolveCaptured(c: { acl: StoredAcl | null; unresolved?: number }, fromLast: boolean): Resolved {
+  if (c.acl !== null) return { kind: 'acl', acl: stored(c.acl), fromLast };
+  return (c.unresolved ?? 0) > 0 ? { kind: 'rule-or-closed', fromLast } : { kind: 'says-nothing' };
+}
 
 function resolve(capture: PermissionCapture): Resolved {
   switch (capture.status) {
     case 'off':
       return { kind: 'says-nothing' };
     case 'captured':
-      return capture.acl === null ? { kind: 'says-nothing' } : { kind: 'acl', acl: stored(capture.acl), fromLast: false };
+      return resolveCaptured(capture, false);
     case 'failed':
-      if (!capture.last) return { kind: 'closed' };
-      return capture.last.acl === null ? { kind: 'says-nothing' } : { kind: 'acl', acl: stored(capture.last.acl), fromLast: true };
+      return capture.last ? resolveCaptured(capture.last, true) : { kind: 'closed' };
   }
 }
 
@@ -76,13 +88,18 @@ const isPublic = (acl: StoredAcl) => acl.includes(PUBLIC);
 
 export function effectiveAccess(input: AccessPrecedenceInput): EffectiveAccess {
   const closed: EffectiveAccess = { acl: [PRIVATE], decidedBy: 'failed-capture-closed', fromLastCapture: false };
+  const api = input.apiRule === undefined ? undefined : stored(input.apiRule);
+  // Restricted, but not every member could be named: the API rule governs; with none, nobody.
+  const ruleOrClosed = (fromLast: boolean): EffectiveAccess =>
+    api !== undefined ? { acl: api, decidedBy: 'api-rule', fromLastCapture: false } : { acl: [PRIVATE], decidedBy: 'unresolved-members-closed', fromLastCapture: fromLast };
   const doc = resolve(input.document);
   if (doc.kind === 'closed') return closed;
   if (doc.kind === 'acl') return { acl: doc.acl, decidedBy: 'document-permission', fromLastCapture: doc.fromLast };
+  if (doc.kind === 'rule-or-closed') return ruleOrClosed(doc.fromLast);
 
   const resource = resolve(input.resource);
   if (resource.kind === 'closed') return closed;
-  const api = input.apiRule === undefined ? undefined : stored(input.apiRule);
+  if (resource.kind === 'rule-or-closed') return ruleOrClosed(resource.fromLast);
   if (resource.kind === 'acl') {
     if (isPublic(resource.acl) && api !== undefined) return { acl: api, decidedBy: 'api-rule-over-public-provider-verdict', fromLastCapture: false };
     return { acl: resource.acl, decidedBy: 'resource-permission', fromLastCapture: resource.fromLast };

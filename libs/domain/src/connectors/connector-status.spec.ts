@@ -68,6 +68,20 @@ describe('resource status', () => {
     expect(resourceStatus(resource([r.configured()]))).toEqual({ status: 'healthy', reason: null });
     expect(resourceStatus(resource([r.configured(), ...r.completes()]))).toEqual({ status: 'healthy', reason: null });
   });
+  it('healthy, saying how many members could not be named and which rule governs, after a capture with unresolved members', () => {
+    const ids = { connectorId, resourceId: 'r1' };
+    const captured = (unresolved: number): ResourceEvent => ({ type: 'PermissionsCaptured', data: { ...ids, syncId: 'r1-s1', generation: 1, verdict: { status: 'captured', acl: null, unresolved } } });
+    const ruled: ResourceEvent = { type: 'ResourceSettingsChanged', data: { ...ids, acl: ['user_email:ann@corp.io'] } };
+    expect(resourceStatus(resource([r.configured(), captured(3), ...r.completes()]))).toEqual({
+      status: 'healthy',
+      reason: '3 members at the source could not be resolved to an email; no acl rule is set on the resource, so its documents are closed to every caller until one is',
+    });
+    expect(resourceStatus(resource([r.configured(), ruled, captured(3), ...r.completes()]))).toEqual({
+      status: 'healthy',
+      reason: "3 members at the source could not be resolved to an email; the resource's acl rule governs its documents",
+    });
+    expect(resource([r.configured(), captured(3)]).permission).toEqual({ status: 'captured', acl: null, unresolved: 3 });
+  });
   it('degraded when the last sync completed with per-document failures', () => {
     expect(resourceStatus(resource([r.configured(), ...r.completes(2)]))).toMatchObject({ status: 'degraded', reason: expect.stringContaining('2 documents') });
   });

@@ -20,7 +20,7 @@ export const STATUS_SEVERITY: readonly ConnectorStatus[] = ['healthy', 'degraded
 
 export interface StatusVerdict {
   status: ConnectorStatus;
-  /** why it is not healthy; null when healthy */
+  /** why it is not healthy (or, healthy, what a person should know about its access); null when there is nothing to say */
   reason: string | null;
 }
 
@@ -32,7 +32,8 @@ export interface StatusVerdict {
  * - `degraded`: one or two failures in a row (retrying); or the last permission capture failed (the last verdict is
  *   kept, never widened); or the last sync was deferred by the provider's rate limit; or the last sync completed with
  *   per-document failures;
- * - `healthy`: otherwise (the last sync completed cleanly, or none has failed yet).
+ * - `healthy`: otherwise (the last sync completed cleanly, or none has failed yet); the reason then says when the
+ *   last capture could not name every member (hidden emails), and which rule governs because of it.
  */
 export function resourceStatus(state: ResourceState): StatusVerdict {
   if (state.authFailure) return { status: 'unauthorized', reason: `the provider refused access (${state.authFailure.kind}): ${state.authFailure.message}` };
@@ -45,6 +46,11 @@ export function resourceStatus(state: ResourceState): StatusVerdict {
   const outcome = state.lastOutcome;
   if (outcome?.kind === 'deferred' && outcome.reason === 'rate_limited') return { status: 'degraded', reason: `the provider's rate limit deferred the sync until ${outcome.retryAt}` };
   if (outcome?.kind === 'completed' && outcome.counts.failed > 0) return { status: 'degraded', reason: `the last sync completed, but ${outcome.counts.failed} documents could not be synced` };
+  const unresolved = state.verdict?.status === 'captured' ? (state.verdict.unresolved ?? 0) : 0;
+  if (unresolved > 0) {
+    const rule = state.settings?.acl ? "the resource's acl rule governs its documents" : 'no acl rule is set on the resource, so its documents are closed to every caller until one is';
+    return { status: 'healthy', reason: `${unresolved} members at the source could not be resolved to an email; ${rule}` };
+  }
   return { status: 'healthy', reason: null };
 }
 

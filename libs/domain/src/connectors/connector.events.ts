@@ -9,7 +9,8 @@ import type { StoredAcl } from './access-precedence';
  *                                                         ConnectorDeletionRequested, ConnectorDeleted
  *   connector-resource-<connectorId>-<sha256(resourceId)> ResourceConfigured, ResourceReplaced, ResourceSettingsChanged,
  *                                                         ResourceRemoved, SyncStarted, SyncCheckpointRecorded,
- *                                                         PermissionsCaptured, SyncCompleted, SyncDeferred, SyncFailed
+ *                                                         SyncLeaseRenewed, PermissionsCaptured, SyncCompleted,
+ *                                                         SyncDeferred, SyncFailed
  *
  * Credentials never enter the log: ConnectorCreated and ConnectorCredentialsRotated carry the id of the sealed
  * credentials row (table connector_credentials) only. Every ACL here is in stored form (`normalizeDocumentAcl`).
@@ -178,8 +179,17 @@ export interface SyncCheckpointRecorded {
   data: ResourceIds & { syncId: string; generation: number; cursor: string; counts: SyncCounts; leaseExpiresAt: string };
 }
 
+/**
+ * The running sync is alive between checkpoints (a long page, a slow source): its lease now runs until
+ * `leaseExpiresAt`, so no other process takes the resource over while it works.
+ */
+export interface SyncLeaseRenewed {
+  type: 'SyncLeaseRenewed';
+  data: ResourceIds & { syncId: string; generation: number; leaseExpiresAt: string };
+}
+
 /** The resource-level permission verdict of a sync (rule 11); recorded when it differs from the current one. */
-export type PermissionVerdict = { status: 'captured'; acl: StoredAcl | null } | { status: 'off' } | { status: 'failed'; message: string };
+export type PermissionVerdict = { status: 'captured'; acl: StoredAcl | null; unresolved?: number } | { status: 'off' } | { status: 'failed'; message: string };
 
 export interface PermissionsCaptured {
   type: 'PermissionsCaptured';
@@ -225,6 +235,7 @@ export type ResourceEvent =
   | ResourceRemoved
   | SyncStarted
   | SyncCheckpointRecorded
+  | SyncLeaseRenewed
   | PermissionsCaptured
   | SyncCompleted
   | SyncDeferred
@@ -250,6 +261,7 @@ export const RESOURCE_EVENT_TYPES = [
   'ResourceRemoved',
   'SyncStarted',
   'SyncCheckpointRecorded',
+  'SyncLeaseRenewed',
   'PermissionsCaptured',
   'SyncCompleted',
   'SyncDeferred',

@@ -242,6 +242,26 @@ describe('resource decider', () => {
     });
   });
 
+  describe('RenewLease', () => {
+    const renew = (syncId: string, now: number, until: number, generation = 1): ResourceCommand => ({ type: 'RenewLease', ...ids, syncId, generation, now: at(now), leaseExpiresAt: at(until) });
+    const renewed = (syncId: string, until: number): ResourceEvent => ({ type: 'SyncLeaseRenewed', data: { ...ids, syncId, generation: 1, leaseExpiresAt: at(until) } });
+    it('renews the running sync\'s lease: another process cannot take the resource over until it ends', () => {
+      given([configured(), started('s1', 1, null, 0)]).when(renew('s1', 3, 8)).then([renewed('s1', 8)]);
+      given([configured(), started('s1', 1, null, 0), renewed('s1', 8)]).when(start('s2', 6)).thenThrows('SYNC_RUNNING');
+      // without the renewal the lease (5 minutes) had run out at minute 6
+      given([configured(), started('s1', 1, null, 0)]).when(start('s2', 6)).then([started('s2', 1, null, 6, { supersedes: 's1' })]);
+    });
+    it('a lapsed lease nobody took over is renewed, as a checkpoint would record', () => {
+      given([configured(), started('s1', 1, null, 0)]).when(renew('s1', 7, 12)).then([renewed('s1', 12)]);
+    });
+    it('refuses a sync that was taken over, replaced or ended, and a lease that ends before now', () => {
+      given([configured(), started('s1', 1, null, 0), started('s2', 1, null, 10, { supersedes: 's1' })]).when(renew('s1', 11, 15)).thenThrows('SYNC_NOT_CURRENT', 'conflict');
+      given([configured(), started('s1'), replaced()]).when(renew('s1', 1, 5)).thenThrows('SYNC_NOT_CURRENT');
+      given(synced).when(renew('s1', 1, 5)).thenThrows('SYNC_NOT_CURRENT');
+      given([configured(), started('s1')]).when(renew('s1', 5, 5)).thenThrows('INVALID_INPUT');
+    });
+  });
+
   describe('RecordPermissions', () => {
     const record = (verdict: PermissionVerdict, syncId = 's1'): ResourceCommand => ({ type: 'RecordPermissions', ...ids, syncId, generation: 1, verdict });
     const captured: PermissionVerdict = { status: 'captured', acl: ['user_email:ann@example.com'] };

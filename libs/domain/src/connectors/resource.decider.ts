@@ -94,12 +94,12 @@ export const initialResource = (): ResourceState => ({
 function capture(previous: PermissionCapture | null, verdict: PermissionVerdict): PermissionCapture {
   switch (verdict.status) {
     case 'captured':
-      return { status: 'captured', acl: verdict.acl };
+      return { status: 'captured', acl: verdict.acl, ...(verdict.unresolved ? { unresolved: verdict.unresolved } : {}) };
     case 'off':
       return { status: 'off' };
     case 'failed': {
       // A failure decides as the last successful capture did (access-precedence.ts); it never widens.
-      const last = previous?.status === 'captured' ? { acl: previous.acl } : previous?.status === 'failed' ? previous.last : undefined;
+      const last = previous?.status === 'captured' ? { acl: previous.acl, ...(previous.unresolved ? { unresolved: previous.unresolved } : {}) } : previous?.status === 'failed' ? previous.last : undefined;
       return last ? { status: 'failed', last } : { status: 'failed' };
     }
   }
@@ -136,6 +136,10 @@ function evolveResourceEvent(state: ResourceState, event: ResourceEvent): Resour
     case 'SyncCheckpointRecorded': {
       const running = state.running?.syncId === event.data.syncId ? { ...state.running, leaseExpiresAt: event.data.leaseExpiresAt, counts: addCounts(state.running.counts, event.data.counts) } : state.running;
       return { ...state, cursor: event.data.cursor, running };
+    }
+    case 'SyncLeaseRenewed': {
+      const running = state.running?.syncId === event.data.syncId ? { ...state.running, leaseExpiresAt: event.data.leaseExpiresAt } : state.running;
+      return { ...state, running };
     }
     case 'PermissionsCaptured':
       return { ...state, verdict: event.data.verdict, permission: capture(state.permission, event.data.verdict) };
@@ -203,6 +207,8 @@ export type ResourceCommand =
   /** `now` and `leaseExpiresAt`: ISO 8601; a running sync whose lease expired before `now` is taken over */
   | ({ type: 'StartSync' } & Ids & { syncId: string; trigger: SyncTrigger; now: string; leaseExpiresAt: string })
   | ({ type: 'RecordCheckpoint' } & Ids & SyncRef & { cursor: string; counts: SyncCounts; leaseExpiresAt: string })
+  /** the running sync is alive between checkpoints; like a checkpoint, it renews even a lapsed lease nobody took over */
+  | ({ type: 'RenewLease' } & Ids & SyncRef & { now: string; leaseExpiresAt: string })
   | ({ type: 'RecordPermissions' } & Ids & SyncRef & { verdict: PermissionVerdict })
   | ({ type: 'CompleteSync' } & Ids & SyncRef)
   | ({ type: 'DeferSync' } & Ids & SyncRef & { retryAt: string; reason: SyncDeferralReason })
@@ -321,6 +327,12 @@ export function decideResource(command: ResourceCommand, state: ResourceState): 
     case 'RecordCheckpoint':
       requireCurrentSync(state, command);
       return [{ type: 'SyncCheckpointRecorded', data: { ...ids, syncId: command.syncId, generation: command.generation, cursor: command.cursor, counts: command.counts, leaseExpiresAt: command.leaseExpiresAt } }];
+    case 'RenewLease': {
+      requireCurrentSync(state, command);
+      const now = isoTime(command.now, 'now');
+      if (isoTime(command.leaseExpiresAt, 'leaseExpiresAt') <= now) throw invalid('leaseExpiresAt must be after now');
+      return [{ type: 'SyncLeaseRenewed', data: { ...ids, syncId: command.syncId, generation: command.generation, leaseExpiresAt: command.leaseExpiresAt } }];
+    }
     case 'RecordPermissions':
       requireCurrentSync(state, command);
       if (state.verdict && sameJson(state.verdict, command.verdict)) return [];

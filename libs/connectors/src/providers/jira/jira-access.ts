@@ -1,0 +1,306 @@
+import { createHash } from 'node:crypto';
+import type { Version3Models } from 'jira.js';
+import { HttpException } from 'jira.js';
+import { MAX_PRINCIPALS, PRIVATE, PUBLIC } from '@crs/domain/acl';
+import { ScopeError } from '../../provider-errors';
+import type { PermissionCapture, StoredAcl } from '../../provider.port';
+import type { JiraApi } from './jira-api';
+import type { SearchedIssue } from './jira-content';
+
+/** A permission holder as Jira sends it with `expand=user`: the user's details (email when visible) beside the id. */
+type ExpandedHolder = Version3Models.PermissionHolder & { user?: Version3Models.User };
+
+const EMAIL = /^[^\s@:]+@[^\s@:]+\.[^\s@:]+$/;
+
+/** Who a set of grants reaches, as far as Jira lets the connector tell. */
+export interface Holders {
+  /** `anyone`: the grant is public */
+  public: boolean;
+  /** user grants, by email */
+  emails: Set<string>;
+  /** group grants: each group's members' emails */
+  groups: Map<string, string[]>;
+  /** principals standing for a set Jira does not list (every user of an application role) */
+  principals: Set<string>;
+  /** people granted whose email Jira hides, and grants of a kind that names nobody the connector can list */
+  unresolved: number;
+  /** per-issue grants of a security level: the issue's reporter, its assignee */
+  reporter: boolean;
+  assignee: boolean;
+}
+
+const emptyHolders = (): Holders => ({ public: false, emails: new Set(), groups: new Map(), principals: new Set(), unresolved: 0, reporter: false, assignee: false });
+
+const userPrincipal = (email: string | undefined): string | undefined => {
+  const e = email?.trim().toLowerCase();
+  return e && EMAIL.test(e) ? `user_email:${e}` : undefined;
+};
+
+const groupPrincipal = (groupId: string) => `group:jira:${groupId.toLowerCase()}`;
+
+/**
+ * The members of groups and the emails of users, each read once per provider call: groups are paged from
+ * /group/member (active users only), a user a grant names without details from /user.
+ */
+export class Directory {
+  private readonly groups = new Map<string, Promise<{ emails: string[]; hidden: number }>>();
+  private readonly users = new Map<string, Promise<string | undefined>>();
+
+  constructor(private readonly api: JiraApi) {}
+
+  groupMembers(groupId: string): Promise<{ emails: string[]; hidden: number }> {
+    let members = this.groups.get(groupId);
+    if (!members) {
+      members = this.readGroup(groupId);
+      this.groups.set(groupId, members);
+    }
+    return members;
+  }
+
+  userEmail(accountId: string): Promise<string | undefined> {
+    let email = this.users.get(accountId);
+    if (!email) {
+      email = this.api.call(`reading the user ${accountId}`, (c) => c.users.getUser({ accountId })).then((u) => u.emailAddress);
+      this.users.set(accountId, email);
+    }
+    return email;
+  }
+
+  private async readGroup(groupId: string): Promise<{ emails: string[]; hidden: number }> {
+    const emails: string[] = [];
+    let hidden = 0;
+    for (let startAt = 0; ; ) {
+      this.api.checkAborted();
+      const page = await this.api.call(`reading the members of group ${groupId}`, (c) => c.groups.getUsersFromGroup({ groupId, startAt, maxResults: 50, includeInactiveUsers: false }));
+      const values = page.values ?? [];
+      for (const user of values) {
+        const principal = userPrincipal(user.emailAddress);
+        if (principal) emails.push(principal);
+        else hidden++;
+      }
+      startAt += values.length;
+      if (page.isLast !== false || values.length === 0) return { emails, hidden };
+    }
+  }
+}
+
+/**
+ * Who the grants reach. `user` and `group` are listed (groups expanded to their members); `anyone` is public; an
+ * application role (every user licensed for Jira, or for one product) is the principal
+ * `group:jira:application-role[:<key>]`, which a caller declares; the issue's reporter and assignee are noted for
+ * security levels. Every other kind (project roles, custom fields, the project lead) counts as unresolved.
+ */
+export async function resolveHolders(holders: ExpandedHolder[], directory: Directory): Promise<Holders> {
+  const out = emptyHolders();
+  for (const holder of holders) {
+    switch (holder.type) {
+      case 'anyone':
+        out.public = true;
+        break;
+      case 'applicationRole':
+        out.principals.add(holder.parameter ? `group:jira:application-role:${holder.parameter.toLowerCase()}` : 'group:jira:application-role');
+        break;
+      case 'user': {
+        const accountId = holder.value ?? holder.parameter;
+        const email = holder.user ? holder.user.emailAddress : accountId ? await directory.userEmail(accountId) : undefined;
+        const principal = userPrincipal(email);
+        if (principal) out.emails.add(principal);
+        else out.unresolved++;
+        break;
+      }
+      case 'group': {
+        const groupId = holder.value;
+        if (!groupId) {
+          out.unresolved++;
+          break;
+        }
+        const members = await directory.groupMembers(groupId);
+        out.groups.set(groupId, members.emails);
+        out.unresolved += members.hidden;
+        break;
+      }
+      case 'reporter':
+        out.reporter = true;
+        break;
+      case 'assignee':
+        out.assignee = true;
+        break;
+      default:
+        out.unresolved++;
+    }
+  }
+  return out;
+}
+
+/**
+ * The stored ACL of resolved holders (plus `extra` principals). Public wins; nobody is `__private__`. Groups are
+ * expanded to their members' emails while the whole list fits the 1,000 principals a document may hold; past that
+ * each group is its `group:jira:<groupId>` principal, and if even that is too many, the one principal `fallback`
+ * stands for them all: never a truncated list.
+ */
+export function holdersAcl(holders: Holders, fallback: string, extra: Iterable<string> = []): string[] {
+  if (holders.public) return [PUBLIC];
+  const direct = new Set([...holders.emails, ...holders.principals, ...extra]);
+  const expanded = new Set([...direct, ...[...holders.groups.values()].flat()]);
+  if (expanded.size === 0) return [PRIVATE];
+  if (expanded.size <= MAX_PRINCIPALS) return [...expanded].sort();
+  const compact = new Set([...direct, ...[...holders.groups.keys()].map(groupPrincipal)]);
+  if (compact.size <= MAX_PRINCIPALS) return [...compact].sort();
+  return [fallback];
+}
+
+/** The resource-level verdict of a project: who holds BROWSE_PROJECTS, with what the connector could not resolve. */
+export interface BrowseAccess {
+  /** null: some holder could not be resolved to an email, so the resource's own rule governs */
+  acl: StoredAcl | null;
+  principals: number;
+  unresolved: number;
+  holders: Holders;
+}
+
+/**
+ * BROWSE_PROJECTS of the project's permission scheme. A holder whose email Jira hides (or a grant that names people
+ * the connector cannot list) makes the verdict `acl` null with the unresolved count: the resource's `acl` rule governs
+ * its issues then (with none, nobody sees them), rather than a list that leaves those people out.
+ */
+export async function browseAccess(api: JiraApi, projectKey: string, directory = new Directory(api)): Promise<BrowseAccess> {
+  const scheme = await api.call(`reading the permission scheme of project ${projectKey}`, (c) => c.projectPermissionSchemes.getAssignedPermissionScheme({ projectKeyOrId: projectKey, expand: 'permissions,user,group' }), true);
+  const grants = (scheme.permissions ?? []).filter((p) => p.permission === 'BROWSE_PROJECTS' && p.holder).map((p) => p.holder as ExpandedHolder);
+  // The reporter, assignee or lead of each issue: not a resource-wide grant; left out, which only narrows.
+  const holders = await resolveHolders(grants.filter((h) => !['reporter', 'assignee', 'projectLead', 'reporterWithCreatePermission', 'assigneeWithAssignablePermission'].includes(h.type)), directory);
+  const acl = holdersAcl(holders, `group:jira:browse:${projectKey.toLowerCase()}`);
+  // A public grant reaches everyone, the people the connector cannot name included.
+  const unresolved = holders.public ? 0 : holders.unresolved;
+  return { acl: unresolved > 0 ? null : acl, principals: acl[0] === PUBLIC || acl[0] === PRIVATE ? 0 : acl.length, unresolved, holders };
+}
+
+/**
+ * Whether a person (by principal) may browse the project: anyone may when the grant is public or goes to every user of
+ * an application role; otherwise the resolved users and group members may. People Jira hides are not known, so they
+ * are not let through.
+ */
+function browsePasses(browse: Holders): (principal: string) => boolean {
+  if (browse.public || browse.principals.size > 0) return () => true;
+  const members = new Set([...browse.emails, ...[...browse.groups.values()].flat()]);
+  return (principal) => members.has(principal);
+}
+
+interface LevelRule {
+  name: string;
+  holders: Holders;
+  /** the level's people who may also browse the project, as principals; `public` when both are public */
+  people: Set<string> | 'public';
+  /** changes exactly when who may see the level's issues changes */
+  digest: string;
+}
+
+/**
+ * The issue security levels of a project and who may see each level's issues: read once per sync, when an issue
+ * with a level is met or a level's issues were synced before (to find membership changes, which move no issue). Jira
+ * shows an issue with a level to those who are members of the level AND may browse the project, so the project's
+ * browse grants are read with the levels.
+ */
+export class SecurityLevels {
+  private levels: Map<string, LevelRule> | undefined;
+  private browse: (principal: string) => boolean = () => false;
+  /** why the levels could not be read (the account lacks Administer Jira), when they could not */
+  refused: Error | undefined;
+
+  constructor(
+    private readonly api: JiraApi,
+    private readonly projectKey: string,
+    private readonly directory: Directory,
+  ) {}
+
+  async load(): Promise<void> {
+    if (this.levels !== undefined || this.refused !== undefined) return;
+    const levels = new Map<string, LevelRule>();
+    let scheme: Version3Models.SecurityScheme;
+    try {
+      scheme = await this.api.call(`reading the issue security scheme of project ${this.projectKey}`, (c) => c.projectPermissionSchemes.getProjectIssueSecurityScheme({ projectKeyOrId: this.projectKey }));
+    } catch (err) {
+      // No issue security scheme: Jira answers 404, and no issue has a level.
+      if (err instanceof Error && err.cause instanceof HttpException && err.cause.status === 404) {
+        this.levels = levels;
+        return;
+      }
+      if (err instanceof ScopeError) {
+        this.refused = err;
+        return;
+      }
+      throw err;
+    }
+    const grants = new Map<string, ExpandedHolder[]>((scheme.levels ?? []).filter((l) => l.id).map((l) => [String(l.id), []]));
+    if (scheme.id !== undefined && grants.size > 0) {
+      for (let startAt = 0; ; ) {
+        this.api.checkAborted();
+        let page: Version3Models.PageIssueSecurityLevelMember;
+        try {
+          page = await this.api.call(`reading who may see the security levels of project ${this.projectKey}`, (c) => c.issueSecurityLevel.getIssueSecurityLevelMembers({ issueSecuritySchemeId: scheme.id!, startAt, maxResults: 50, expand: 'user' }));
+        } catch (err) {
+          if (err instanceof ScopeError) {
+            this.refused = err;
+            return;
+          }
+          throw err;
+        }
+        const values = page.values ?? [];
+        for (const member of values) if (member.holder) grants.get(String(member.issueSecurityLevelId))?.push(member.holder as ExpandedHolder);
+        startAt += values.length;
+        if (page.isLast !== false || values.length === 0) break;
+      }
+      this.browse = browsePasses((await browseAccess(this.api, this.projectKey, this.directory)).holders);
+    }
+    for (const level of scheme.levels ?? []) {
+      if (!level.id) continue;
+      const holders = await resolveHolders(grants.get(String(level.id)) ?? [], this.directory);
+      const people: LevelRule['people'] = holders.public && this.browse(PUBLIC) ? 'public' : new Set([...holders.emails, ...[...holders.groups.values()].flat()].filter(this.browse));
+      const digest = createHash('sha256')
+        .update(JSON.stringify([people === 'public' ? PUBLIC : [...people].sort(), holders.public, holders.reporter, holders.assignee, holders.unresolved]))
+        .digest('hex')
+        .slice(0, 32);
+      levels.set(String(level.id), { name: level.name ?? String(level.id), holders, people, digest });
+    }
+    this.levels = levels;
+  }
+
+  /** The digest of each level, to compare with the ones a cursor kept. */
+  digests(): Map<string, string> {
+    return new Map([...(this.levels ?? new Map<string, LevelRule>())].map(([id, rule]) => [id, rule.digest]));
+  }
+
+  digest(levelId: string): string | undefined {
+    return this.levels?.get(levelId)?.digest;
+  }
+
+  /**
+   * The per-document permission of an issue with a level: the level's members, plus the issue's reporter or assignee
+   * when the level grants them, who may also browse the project. A member whose email Jira hides is left out and
+   * counted in `unresolved`: the issue keeps its list of the others rather than yield to an API rule, so it is never
+   * shown wider than Jira shows it. A level unknown to the scheme just read closes the issue.
+   */
+  permission(levelId: string, issue: SearchedIssue): PermissionCapture {
+    const rule = this.levels?.get(levelId);
+    if (!rule) return { status: 'captured', acl: [PRIVATE] };
+    let unresolved = rule.holders.unresolved;
+    const people = rule.people === 'public' ? 'public' : new Set(rule.people);
+    const add = (user: Version3Models.UserDetails | null | undefined) => {
+      if (!user) return;
+      const principal = userPrincipal(user.emailAddress);
+      if (!principal) unresolved++;
+      else if (people !== 'public' && this.browse(principal)) people.add(principal);
+    };
+    if (rule.holders.reporter) add(issue.fields.reporter);
+    if (rule.holders.assignee) add(issue.fields.assignee);
+    const counted = unresolved > 0 ? { unresolved } : {};
+    if (people === 'public') return { status: 'captured', acl: [PUBLIC] };
+    if (people.size === 0) return { status: 'captured', acl: [PRIVATE], ...counted };
+    // The people of a level and the project at once cannot be named by groups: past the limit, one principal.
+    return { status: 'captured', acl: people.size <= MAX_PRINCIPALS ? [...people].sort() : [`group:jira:security-level:${levelId}`], ...counted };
+  }
+
+  /** How many members of a level the connector could not resolve (emails hidden, grants it cannot list). */
+  unresolved(levelId: string): number {
+    return this.levels?.get(levelId)?.holders.unresolved ?? 0;
+  }
+}

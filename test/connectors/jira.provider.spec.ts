@@ -1,0 +1,312 @@
+import { AuthError, RateLimitedError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
+import type { ProviderContext, ResourceConfig, SyncCursor, SyncEvent, SyncedDocument } from '@crs/connectors/provider.port';
+import { JiraApi } from '@crs/connectors/providers/jira/jira-api';
+import { jiraClient, siteFromCredentials } from '@crs/connectors/providers/jira/jira-site';
+import { JiraProvider, type JiraProviderOptions } from '@crs/connectors/providers/jira/jira.provider';
+import { JiraFake } from '../fakes/jira/jira-fake';
+import type { RunningFake } from '../fakes/loopback-server';
+
+/**
+ * The Jira provider against the Jira fake on 127.0.0.1 (no database): documents and their fields, the minute-granular
+ * updated-time cursor and its overlap, pagination, edits during a crawl, back-dated changes, deletions by listing,
+ * throttling, server errors, a token revoked mid-sync, the private-network refusal, and permission capture.
+ */
+describe('jira provider', () => {
+  let fake: JiraFake;
+  let server: RunningFake;
+  let now: number;
+
+  const ctx = (apiToken = fake.credentials.apiToken): ProviderContext => ({ credentials: { base_url: server.url, email: fake.credentials.email, api_token: apiToken } });
+  const provider = (options: JiraProviderOptions = {}) => new JiraProvider({ allowPrivateNetworks: true, retryDelaysMs: [5, 5], clock: () => new Date(now), ...options });
+  const ops = (options: Record<string, unknown> = {}): ResourceConfig => ({ resourceId: 'OPS', resourceType: 'project', name: 'Operations', options: { page_size: 2, ...options } });
+
+  async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+    const out: T[] = [];
+    for await (const x of iterable) out.push(x);
+    return out;
+  }
+
+  /** One sync: its events and the cursor of its last checkpoint. */
+  async function sync(cursor: SyncCursor | null, p = provider(), resource = ops()): Promise<{ events: SyncEvent[]; cursor: SyncCursor; docs: SyncedDocument[] }> {
+    const events = await collect(p.sync(ctx(), resource, cursor));
+    const last = events[events.length - 1];
+    if (last?.kind !== 'checkpoint') throw new Error(`a sync must end with a checkpoint, not ${last?.kind}`);
+    return { events, cursor: last.cursor, docs: events.flatMap((e) => (e.kind === 'upsert' ? [e.doc] : [])) };
+  }
+
+  const keysOf = (docs: SyncedDocument[]) => docs.map((d) => d.metadata.issue_key);
+  const paths = () => fake.switches.requests.map((r) => r.replace(/^GET /, '').split('?')[0]);
+  const jqlOf = (request: string) => new URL(request.replace(/^GET /, ''), 'http://x').searchParams.get('jql');
+
+  beforeEach(async () => {
+    now = Date.parse('2024-06-01T00:00:00Z');
+    fake = new JiraFake();
+    fake.addUser({ accountId: 'acc-ada', displayName: 'Ada Lovelace', emailAddress: 'ada@example.test' });
+    fake.addUser({ accountId: 'acc-bob', displayName: 'Bob', emailAddress: 'Bob@Example.test' });
+    fake.addUser({ accountId: 'acc-eve', displayName: 'Eve' });
+    fake.addGroup('grp-eng', 'engineering', ['acc-ada', 'acc-bob']);
+    fake.addProject('OPS', 'Operations', [{ type: 'group', value: 'grp-eng' }], [{ id: '10100', name: 'Responders', holders: [{ type: 'user', value: 'acc-ada' }, { type: 'reporter' }] }]);
+    fake.addProject('SEC', 'Security', [{ type: 'anyone' }]);
+    fake.addIssue('OPS', 'Rotate certificates', { description: 'The TLS certificates expire in June.', issueType: 'Task', status: 'In Progress', labels: ['tls', 'infra'], assignee: 'acc-ada', reporter: 'acc-bob' });
+    fake.addIssue('OPS', 'Disk full on build agents', { description: 'Agents 3 and 4 ran out of disk.', issueType: 'Bug', reporter: 'acc-eve' });
+    fake.addIssue('OPS', 'Upgrade the database', { description: 'Postgres 16 is out.', issueType: 'Story', reporter: 'acc-bob' });
+    fake.addComment('OPS-1', 'acc-bob', 'Renewed the staging certificate.');
+    server = await fake.start();
+  });
+
+  afterEach(() => fake.stop());
+
+  describe('credentials and discovery', () => {
+    it('validates the credentials with myself, and refuses a wrong token as the credentials, naming no secret', async () => {
+      const identity = await provider().validateCredentials(ctx());
+      expect(identity).toEqual({ accountScope: server.url.replace('http://', ''), displayName: `CRS connector on ${server.url.replace('http://', '')}`, warnings: [] });
+      const refused = await provider().validateCredentials(ctx('ATATT-wrong-token')).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(AuthError);
+      expect((refused as Error).message).toMatch(/credentials/);
+      expect((refused as Error).message).not.toContain('ATATT');
+    });
+
+    it('refuses a loopback site before sending anything unless private networks are allowed, and again at connect time', async () => {
+      const strict = new JiraProvider({ retryDelaysMs: [] });
+      await expect(strict.validateCredentials(ctx())).rejects.toBeInstanceOf(TargetForbiddenError);
+      const https = { credentials: { ...ctx().credentials, base_url: server.url.replace('http://', 'https://') } };
+      await expect(strict.validateCredentials(https)).rejects.toBeInstanceOf(TargetForbiddenError);
+      const named = { credentials: { ...ctx().credentials, base_url: server.url.replace('http://127.0.0.1', 'https://localhost') } };
+      await expect(strict.discoverResources(named)).rejects.toBeInstanceOf(TargetForbiddenError);
+      expect(fake.switches.requests).toEqual([]);
+      // A name checked as public before the connection but private when it connects: the connection's own lookup
+      // refuses it (the client is built as the provider builds it, without the check before).
+      const site = siteFromCredentials({ ...ctx().credentials, base_url: server.url.replace('127.0.0.1', 'localhost') });
+      const api = new JiraApi(jiraClient(site, ctx(), { allowPrivateNetworks: false, requestTimeoutMs: 5000 }), site, { delaysMs: [], clock: () => new Date() });
+      await expect(api.call('checking the credentials', (c) => c.myself.getCurrentUser())).rejects.toBeInstanceOf(TargetForbiddenError);
+      expect(fake.switches.requests).toEqual([]);
+    });
+
+    it('discovers every project, with who holds its browse access and how many of them it cannot resolve', async () => {
+      fake.addGroup('grp-all', 'everyone', ['acc-ada', 'acc-eve']);
+      fake.addProject('ALL', 'Everyone', [{ type: 'group', value: 'grp-all' }]);
+      const resources = await provider().discoverResources(ctx());
+      expect(resources.map((r) => [r.resourceId, r.resourceType, r.name, r.details.browse_access])).toEqual([
+        ['ALL', 'project', 'Everyone', { verdict: 'resource_rule', principals: 1, unresolved_members: 1 }],
+        ['OPS', 'project', 'Operations', { verdict: 'listed', principals: 2, unresolved_members: 0 }],
+        ['SEC', 'project', 'Security', { verdict: 'public', principals: 0, unresolved_members: 0 }],
+      ]);
+    });
+  });
+
+  describe('documents and the cursor', () => {
+    it('syncs each issue with its comments as one document, paged, with its fields filterable', async () => {
+      fake.commentsInSearch = 1;
+      fake.addComment('OPS-1', 'acc-ada', 'Production is next.');
+      const { events, docs } = await sync(null);
+      expect(events.map((e) => e.kind)).toEqual(['upsert', 'upsert', 'checkpoint', 'upsert', 'checkpoint']);
+      expect(keysOf(docs)).toEqual(['OPS-2', 'OPS-3', 'OPS-1']);
+      const cert = docs[2];
+      expect(cert.title).toBe('OPS-1: Rotate certificates');
+      expect(cert.content).toEqual({
+        kind: 'text',
+        text: [
+          'OPS-1: Rotate certificates',
+          '',
+          'Type: Task\nStatus: In Progress\nPriority: Medium\nLabels: infra, tls\nReporter: Bob\nAssignee: Ada Lovelace',
+          '',
+          'The TLS certificates expire in June.',
+          '',
+          'Comments:',
+          'Bob: Renewed the staging certificate.',
+          'Ada Lovelace: Production is next.',
+        ].join('\n'),
+      });
+      expect(cert.filterableFields).toEqual({ project: 'OPS', issue_key: 'OPS-1', issue_type: 'Task', status: 'In Progress', status_category: null, priority: 'Medium', labels: 'infra, tls', assignee: 'ada@example.test', reporter: 'Bob@Example.test' });
+      expect(cert.metadata).toEqual({ issue_key: 'OPS-1', issue_id: cert.id, url: `${server.url}/browse/OPS-1`, created: expect.any(String), comment_count: 2 });
+      expect(cert.permission).toBeUndefined();
+      // The comment field carried one comment of two: the rest came from /issue/{id}/comment.
+      expect(paths().filter((p) => p.endsWith('/comment'))).toEqual([`/rest/api/3/issue/${cert.id}/comment`]);
+    });
+
+    it('an unchanged sync yields only its checkpoint, in the fewest API calls the API allows', async () => {
+      const first = await sync(null);
+      const p = provider();
+      fake.switches.requests.length = 0;
+      await p.capturePermissions(ctx(), ops());
+      const listed = await collect(p.listExistingIds(ctx(), ops()));
+      const again = await sync(first.cursor, p);
+      expect(listed).toHaveLength(3);
+      expect(again.events).toEqual([{ kind: 'checkpoint', cursor: expect.any(String) }]);
+      expect(paths()).toEqual([
+        '/rest/api/3/project/OPS/permissionscheme', // browse access (rule 11)
+        '/rest/api/3/group/member', // its group's members
+        '/rest/api/3/search/jql', // the listing, for pruning
+        '/rest/api/3/myself', // the account's time zone, in which JQL dates are read
+        '/rest/api/3/search/jql', // updated >= the cursor's minute
+      ]);
+      expect(jqlOf(fake.switches.requests[4])).toMatch(/^project = "OPS" AND updated >= "\d{4}-\d\d-\d\d \d\d:\d\d" ORDER BY updated ASC, key ASC$/);
+    });
+
+    it('an edit in the same minute as the position is not missed, and what the position already took is not repeated', async () => {
+      const first = await sync(null);
+      const last = fake.keyOf(first.docs[first.docs.length - 1].id)!;
+      const lastUpdated = Date.parse(first.docs[first.docs.length - 1].updatedAt!);
+      const sameMinute = new Date(Math.floor(lastUpdated / 60_000) * 60_000 + 59_000);
+      expect(sameMinute.getTime()).toBeGreaterThan(lastUpdated);
+      fake.editIssue('OPS-2', 'Disk full on build agents 3 and 4', sameMinute.toISOString().replace('Z', '+0000'));
+      const second = await sync(first.cursor);
+      expect(keysOf(second.docs)).toEqual(['OPS-2']);
+      expect(last).toBe('OPS-1');
+      expect(second.docs[0].title).toBe('OPS-2: Disk full on build agents 3 and 4');
+      // the same issue edited again within that minute comes back once more
+      fake.editIssue('OPS-2', 'Disk full on agents', new Date(sameMinute.getTime() + 500).toISOString().replace('Z', '+0000'));
+      expect(keysOf((await sync(second.cursor)).docs)).toEqual(['OPS-2']);
+    });
+
+    it('reads the JQL bound in the account\'s time zone, so another zone misses nothing', async () => {
+      fake.timeZone = 'America/New_York';
+      const first = await sync(null);
+      fake.editIssue('OPS-3', 'Upgrade the database to 16');
+      const second = await sync(first.cursor);
+      expect(keysOf(second.docs)).toEqual(['OPS-3']);
+      const jql = fake.switches.requests.filter((r) => r.includes('updated+%3E%3D') || r.includes('updated >=')).map(jqlOf).pop()!;
+      const bound = /updated >= "([^"]+)"/.exec(jql)![1];
+      const minute = Math.floor(Date.parse(first.docs[first.docs.length - 1].updatedAt!) / 60_000) * 60_000;
+      // 2024-04 is daylight time in New York: four hours behind UTC
+      expect(bound).toBe(new Date(minute - 4 * 3_600_000).toISOString().slice(0, 16).replace('T', ' '));
+    });
+
+    it('an issue edited during the crawl comes again at the end, and none is skipped', async () => {
+      for (let n = 4; n <= 8; n++) fake.addIssue('OPS', `Issue ${n}`);
+      // after the time zone and the first page, OPS-1 (already taken) is edited and OPS-7 (not yet) too
+      fake.switches.afterRequests(2, () => {
+        fake.editIssue('OPS-2', 'Disk full, edited during the crawl');
+        fake.editIssue('OPS-7', 'Issue 7, edited during the crawl');
+      });
+      const { docs } = await sync(null);
+      expect(keysOf(docs)).toEqual(['OPS-2', 'OPS-3', 'OPS-1', 'OPS-4', 'OPS-5', 'OPS-6', 'OPS-8', 'OPS-2', 'OPS-7']);
+      expect(docs[7].title).toBe('OPS-2: Disk full, edited during the crawl');
+      expect(new Set(keysOf(docs))).toEqual(new Set(['OPS-1', 'OPS-2', 'OPS-3', 'OPS-4', 'OPS-5', 'OPS-6', 'OPS-7', 'OPS-8']));
+    });
+
+    it('a back-dated edit or import is invisible to the updated-time query and found by the next full re-read', async () => {
+      const first = await sync(null);
+      fake.editIssue('OPS-3', 'Upgrade the database, imported', '2023-01-01T00:00:00.000+0000');
+      fake.addIssue('OPS', 'Imported from the old tracker', { at: '2022-05-05T10:00:00.000+0000' });
+      now += 3_600_000;
+      const incremental = await sync(first.cursor);
+      expect(incremental.docs).toEqual([]);
+      now += 24 * 3_600_000;
+      const sweep = await sync(incremental.cursor);
+      expect(keysOf(sweep.docs)).toEqual(['OPS-4', 'OPS-3', 'OPS-2', 'OPS-1']);
+      expect(sweep.docs[1].title).toBe('OPS-3: Upgrade the database, imported');
+      // unchanged issues come with the hash they had: the caller skips them
+      expect(sweep.docs.find((d) => d.metadata.issue_key === 'OPS-1')!.contentHash).toBe(first.docs.find((d) => d.metadata.issue_key === 'OPS-1')!.contentHash);
+      // the re-read moved the sweep time: the next sync is incremental again
+      expect((await sync(sweep.cursor)).docs).toEqual([]);
+    });
+
+    it('lists every issue by key for pruning, and a deletion while it pages drops no other issue', async () => {
+      for (let n = 4; n <= 7; n++) fake.addIssue('OPS', `Issue ${n}`);
+      fake.switches.maxPageSize = 2;
+      const keys = new Map(['OPS-1', 'OPS-2', 'OPS-3', 'OPS-4', 'OPS-5', 'OPS-6', 'OPS-7'].map((k) => [fake.issueId(k), k]));
+      fake.switches.afterRequests(1, () => fake.deleteIssue('OPS-1'));
+      const listed = await collect(provider().listExistingIds(ctx(), ops()));
+      expect(listed.map((d) => keys.get(d.id))).toEqual(['OPS-1', 'OPS-2', 'OPS-3', 'OPS-4', 'OPS-5', 'OPS-6', 'OPS-7']);
+      expect(listed.every((d) => d.contentHash === undefined)).toBe(true);
+      const again = await collect(provider().listExistingIds(ctx(), ops()));
+      expect(again.map((d) => fake.keyOf(d.id))).toEqual(['OPS-2', 'OPS-3', 'OPS-4', 'OPS-5', 'OPS-6', 'OPS-7']);
+    });
+  });
+
+  describe('failures', () => {
+    it('a 429 becomes a RateLimitedError with the reset time, without waiting or retrying', async () => {
+      const first = await sync(null);
+      fake.editIssue('OPS-3', 'Upgrade the database now');
+      fake.switches.rateLimitNext(1, 600);
+      const started = Date.now();
+      const error = await sync(first.cursor).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RateLimitedError);
+      expect(Math.abs((error as RateLimitedError).retryAt.getTime() - (started + 600_000))).toBeLessThan(2000);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(fake.switches.requests.slice(-1)).toEqual([expect.stringMatching(/myself/)]);
+    });
+
+    it('retries a short 5xx burst; a longer one is a TransientError', async () => {
+      fake.switches.failNext(2, 503);
+      const { docs } = await sync(null);
+      expect(docs).toHaveLength(3);
+      expect(paths().slice(0, 3)).toEqual(['/rest/api/3/myself', '/rest/api/3/myself', '/rest/api/3/myself']);
+      fake.switches.failNext(3, 502);
+      await expect(sync(null)).rejects.toBeInstanceOf(TransientError);
+    });
+
+    it('a token revoked mid-sync fails the sync with an AuthError after the pages already given', async () => {
+      fake.switches.afterRequests(2, () => fake.switches.revokeToken(fake.credential));
+      const events: SyncEvent[] = [];
+      const error = await (async () => {
+        for await (const e of provider().sync(ctx(), ops(), null)) events.push(e);
+      })().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AuthError);
+      expect(events.map((e) => e.kind)).toEqual(['upsert', 'upsert', 'checkpoint']);
+    });
+
+    it('a project that no longer exists is gone', async () => {
+      await expect(collect(provider().listExistingIds(ctx(), { ...ops(), resourceId: 'GONE' }))).rejects.toMatchObject({ kind: 'resource_gone' });
+    });
+  });
+
+  describe('permissions', () => {
+    it('captures browse access: groups expanded, anyone public, application roles as a principal, hidden emails leave it to the resource rule', async () => {
+      const p = provider();
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
+      expect(await p.capturePermissions(ctx(), { ...ops(), resourceId: 'SEC' })).toEqual({ status: 'captured', acl: ['__public__'] });
+      fake.setBrowse('OPS', [{ type: 'applicationRole' }, { type: 'user', value: 'acc-bob' }, { type: 'reporter' }]);
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:application-role', 'user_email:bob@example.test'] });
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-eve' }]);
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null, unresolved: 1 });
+      fake.setBrowse('OPS', [{ type: 'anyone' }, { type: 'user', value: 'acc-eve' }]);
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['__public__'] });
+      fake.setBrowse('OPS', []);
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['__private__'] });
+    });
+
+    it('more than 1,000 people become group principals, never a truncated list', async () => {
+      const many = Array.from({ length: 1200 }, (_, n) => `acc-${n}`);
+      for (const id of many) fake.addUser({ accountId: id, displayName: id, emailAddress: `${id}@example.test` });
+      fake.addGroup('grp-big', 'big', many);
+      fake.setBrowse('OPS', [{ type: 'group', value: 'grp-big' }, { type: 'user', value: 'acc-ada' }]);
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:grp-big', 'user_email:ada@example.test'] });
+      fake.setBrowse('OPS', many.slice(0, 1001).map((value) => ({ type: 'user' as const, value })));
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:browse:ops'] });
+    });
+
+    it('an issue with a security level carries the level\'s members (and its reporter, when the level grants it) as its permission', async () => {
+      fake.setSecurityLevel('OPS-3', '10100');
+      fake.setSecurityLevel('OPS-2', '10100');
+      const { docs } = await sync(null);
+      const byKey = Object.fromEntries(docs.map((d) => [d.metadata.issue_key, d]));
+      expect(byKey['OPS-1'].permission).toBeUndefined();
+      expect(byKey['OPS-3'].permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
+      // OPS-2's reporter hides their email: the level's other members only, never the project
+      expect(byKey['OPS-2'].permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'], unresolved: 1 });
+      // a member of the level who may not browse the project does not see its issues, as in Jira
+      fake.addUser({ accountId: 'acc-zed', displayName: 'Zed', emailAddress: 'zed@example.test' });
+      fake.setSecurityLevelHolders('OPS', '10100', [{ type: 'user', value: 'acc-zed' }, { type: 'reporter' }]);
+      const again = await sync(null);
+      expect(again.docs.filter((d) => d.permission).map((d) => [d.metadata.issue_key, d.permission])).toEqual([
+        ['OPS-3', { status: 'captured', acl: ['user_email:bob@example.test'] }],
+        ['OPS-2', { status: 'captured', acl: ['__private__'], unresolved: 1 }],
+      ]);
+    });
+
+    it('a change of a level\'s members moves no issue: the next sync gives a permission event for each of its issues', async () => {
+      fake.setSecurityLevel('OPS-3', '10100');
+      const first = await sync(null);
+      fake.setSecurityLevelHolders('OPS', '10100', [{ type: 'group', value: 'grp-eng' }]);
+      const second = await sync(first.cursor);
+      expect(second.events).toEqual([
+        { kind: 'permission', id: first.docs.find((d) => d.metadata.issue_key === 'OPS-3')!.id, permission: { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] } },
+        { kind: 'checkpoint', cursor: expect.any(String) },
+        { kind: 'checkpoint', cursor: expect.any(String) },
+      ]);
+      expect((await sync(second.cursor)).events).toEqual([{ kind: 'checkpoint', cursor: expect.any(String) }]);
+    });
+  });
+});
