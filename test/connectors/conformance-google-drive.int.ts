@@ -9,17 +9,16 @@ import { connectorConformance } from './conformance';
  * service account key (exchanged at the fake's token endpoint). Pages of two files or changes, so a sync has several
  * checkpoints.
  *
- * The suite's documents start with no per-document permission of their own: each file here carries one grant whose
- * email Drive does not show, so its own grants cannot be stated and it follows the resource's verdict (the folder has
- * no grants: nobody). `setPermission` gives a file exactly the grants of the capture. Time passes at the source (an
- * hour) before each change, as it does between syncs.
+ * The suite's documents start with no per-document permission of their own: the folder has no grants, and a file
+ * with none of its own has the folder's readers (nobody), so the resource's verdict decides. `setPermission` gives a
+ * file exactly the grants of the capture. Time passes at the source (an hour) before each change, as it does between
+ * syncs.
  */
 const FOLDER = 'conformance-folder';
-const HIDDEN_OWNER: DrivePermission = { id: 'perm-hidden-owner', type: 'user', role: 'owner' };
 const HOUR = 3600_000;
 
 function grantsOf(capture: PermissionCapture): DrivePermission[] {
-  if (capture.status !== 'captured' || capture.acl === null) return [HIDDEN_OWNER];
+  if (capture.status !== 'captured' || capture.acl === null) return [];
   return capture.acl.map((principal, i): DrivePermission => {
     const id = `perm-${i}`;
     if (principal === '__public__') return { id, type: 'anyone', role: 'reader', allowFileDiscovery: true };
@@ -51,7 +50,7 @@ connectorConformance('google drive provider', () => {
     async put(id, text) {
       fake.advanceClock(HOUR);
       if (fake.hasFile(id)) fake.editFile(id, text);
-      else fake.addFile({ id, name: `Document ${id}.txt`, mimeType: 'text/plain', parents: [FOLDER] }, text, [HIDDEN_OWNER]);
+      else fake.addFile({ id, name: `Document ${id}.txt`, mimeType: 'text/plain', parents: [FOLDER] }, text);
     },
     async remove(id) {
       fake.advanceClock(HOUR);

@@ -1,4 +1,5 @@
 import type { SyncCursor } from '../../provider.port';
+import type { GrantMapping } from './google-drive-permissions';
 
 /**
  * Where a sync of one shared drive or folder stands.
@@ -33,6 +34,12 @@ export interface DriveCursor {
    * grants or place change has every file under it captured again (the files inherit its grants).
    */
   folders: Record<string, FolderEntry>;
+  /**
+   * The readers of the resource (the shared drive's members, or the folder's grants) when the crawl last read them: a
+   * file with the same readers carries no permission of its own. Read again when the feed shows the drive or the
+   * resource's folder changed.
+   */
+  readers: GrantMapping;
   /** the first sync's listing while it runs; null once done */
   walk: WalkPosition | null;
 }
@@ -61,6 +68,7 @@ export function decodeCursor(text: SyncCursor | null, scope: string): DriveCurso
   try {
     const c = JSON.parse(text) as DriveCursor;
     if (c.v !== 1 || c.scope !== scope || typeof c.pageToken !== 'string' || typeof c.contentSince !== 'number' || typeof c.folders !== 'object' || c.folders === null) return null;
+    if (typeof c.readers !== 'object' || c.readers === null || typeof c.readers.unresolved !== 'number') return null;
     return c;
   } catch {
     return null;

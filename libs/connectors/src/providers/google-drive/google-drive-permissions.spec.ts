@@ -1,4 +1,4 @@
-import { filePermission, mapGrants, type DrivePermission } from './google-drive-permissions';
+import { captureOf, filePermission, mapGrants, type DrivePermission } from './google-drive-permissions';
 
 const user = (email: string | undefined, extra: Partial<DrivePermission> = {}): DrivePermission => ({ type: 'user', role: 'reader', ...(email ? { emailAddress: email } : {}), ...extra });
 
@@ -14,7 +14,7 @@ describe('Drive grants as principals', () => {
   });
 
   it('a discoverable "anyone" grant makes the file public, even beside grants it cannot resolve', () => {
-    expect(mapGrants([user('ada@example.test'), { type: 'anyone', role: 'reader', allowFileDiscovery: true }, user(undefined)], 'f1')).toEqual({ acl: ['__public__'], unresolved: 1 });
+    expect(mapGrants([user('ada@example.test'), { type: 'anyone', role: 'reader', allowFileDiscovery: true }, user(undefined)], 'f1')).toEqual({ acl: ['__public__'], unresolved: 0 });
   });
 
   it('link-only grants (anyone or a domain with the link) grant nothing; nor do deleted accounts or published-view grants', () => {
@@ -29,12 +29,20 @@ describe('Drive grants as principals', () => {
     expect(mapGrants([{ type: 'anyone', role: 'reader', allowFileDiscovery: false }], 'f1')).toEqual({ acl: ['__private__'], unresolved: 0 });
   });
 
-  it('a grant whose email is hidden (or is no email, or is an unknown type) makes the list unresolved: the file says nothing of its own', () => {
+  it('a grant whose email is hidden (or is no email, or is an unknown type) leaves no list but the count of such grants', () => {
     expect(mapGrants([user('ada@example.test'), user(undefined), { type: 'group', role: 'reader', emailAddress: 'not an email' }], 'f1')).toEqual({ acl: null, unresolved: 2 });
     expect(mapGrants([{ type: 'domain', role: 'reader' }, { type: 'mystery', role: 'reader' }], 'f1')).toEqual({ acl: null, unresolved: 2 });
-    expect(filePermission([user(undefined)], 'f1')).toBeUndefined();
-    expect(filePermission([user('ada@example.test')], 'f1')).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
-    expect(filePermission([], 'f1')).toEqual({ status: 'captured', acl: ['__private__'] });
+    expect(captureOf({ acl: null, unresolved: 2 })).toEqual({ status: 'captured', acl: null, unresolved: 2 });
+    expect(captureOf({ acl: ['user_email:ada@example.test'], unresolved: 0 })).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+  });
+
+  it("a file carries a permission of its own only when its readers differ from its resource's", () => {
+    const resource = mapGrants([user('ada@example.test'), { type: 'anyone', role: 'reader', allowFileDiscovery: false }], 'folder');
+    expect(filePermission([user('ada@example.test', { role: 'writer' })], 'f1', resource)).toBeUndefined();
+    expect(filePermission([user('ada@example.test'), user('bob@example.test')], 'f1', resource)).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
+    expect(filePermission([user('ada@example.test'), user(undefined)], 'f1', resource)).toEqual({ status: 'captured', acl: null, unresolved: 1 });
+    expect(filePermission([user(undefined)], 'f1', mapGrants([user(undefined)], 'folder'))).toBeUndefined();
+    expect(filePermission([], 'f1', resource)).toEqual({ status: 'captured', acl: ['__private__'] });
   });
 
   it('more than 1,000 principals become one group principal for the file, not a truncated list; exactly 1,000 stay listed', () => {

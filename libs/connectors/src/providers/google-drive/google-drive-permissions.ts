@@ -13,10 +13,15 @@ import type { PermissionCapture } from '../../provider.port';
  * - Every role (reader, commenter, writer, owner, organizer) can read. Grants of a deleted account, and grants that
  *   open only a published view (`view`), grant nothing.
  * - A `user` or `group` grant whose email Drive does not show, or a value that is not an email or domain, is
- *   unresolved: the grant list cannot be stated whole, so the capture says nothing of its own (`acl` null) and the
- *   level above decides (the resource's verdict for a file, the resource's API rule for the resource).
+ *   unresolved: the readers cannot be listed whole, so the capture carries no list but the count
+ *   (`{acl: null, unresolved}`), and the API rule governs (with none, nobody reads it).
  * - More than 1,000 principals become one group principal naming the file's readers (`group:google:readers-of-<id>`)
  *   instead of a truncated list, which would be wrong for the readers left out.
+ *
+ * A file inherits its folders' grants and, in a shared drive, the drive's members. A file whose grants give exactly
+ * the readers of the resource (the shared drive, or the folder synced) adds nothing of its own: it carries no
+ * per-document permission, and the resource's verdict, the same readers, decides; a change on the resource then
+ * reaches it through that verdict.
  */
 export type DrivePermission = drive_v3.Schema$Permission;
 
@@ -29,7 +34,7 @@ const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+
 export interface GrantMapping {
   /** the principals in stored form (sorted; `['__public__']`; `['__private__']` for none), or null when a grant is unresolved */
   acl: string[] | null;
-  /** grants that name no usable email or domain */
+  /** grants that name no usable email or domain (0 for a public file, which they cannot narrow) */
   unresolved: number;
 }
 
@@ -68,17 +73,24 @@ export function mapGrants(grants: readonly DrivePermission[], readersId: string)
     else if (principal !== undefined) principals.add(principal);
   }
   // A public grant opens the file whatever else is unresolved.
-  if (principals.has(PUBLIC)) return { acl: [PUBLIC], unresolved };
+  if (principals.has(PUBLIC)) return { acl: [PUBLIC], unresolved: 0 };
   if (unresolved > 0) return { acl: null, unresolved };
   if (principals.size > MAX_PRINCIPALS) return { acl: [`group:google:readers-of-${readersId}`], unresolved };
   return { acl: principals.size ? [...principals].sort() : [PRIVATE], unresolved };
 }
 
+/** A capture of these readers: the principals, or the count of the readers that could not be named. */
+export function captureOf(mapping: GrantMapping): PermissionCapture & { status: 'captured' } {
+  return mapping.acl === null ? { status: 'captured', acl: null, unresolved: mapping.unresolved } : { status: 'captured', acl: mapping.acl };
+}
+
+const sameReaders = (a: GrantMapping, b: GrantMapping) => a.unresolved === b.unresolved && JSON.stringify(a.acl) === JSON.stringify(b.acl);
+
 /**
- * A file's per-document permission: its grants as principals, or nothing of its own (undefined) when a grant is
- * unresolved, so the resource's verdict decides.
+ * A file's per-document permission: its readers, or nothing of its own (undefined) when they are the resource's
+ * readers (`resource`, mapped the same way), so the resource's verdict decides.
  */
-export function filePermission(grants: readonly DrivePermission[], fileId: string): PermissionCapture | undefined {
-  const { acl } = mapGrants(grants, fileId);
-  return acl === null ? undefined : { status: 'captured', acl };
+export function filePermission(grants: readonly DrivePermission[], fileId: string, resource: GrantMapping): PermissionCapture | undefined {
+  const mapping = mapGrants(grants, fileId);
+  return sameReaders(mapping, resource) ? undefined : captureOf(mapping);
 }

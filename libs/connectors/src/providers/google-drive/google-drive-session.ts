@@ -3,7 +3,7 @@ import { DocumentError, ProviderError } from '../../provider-errors';
 import type { PermissionCapture } from '../../provider.port';
 import { GOOGLE_EXPORTS, type DriveFile } from './google-drive-documents';
 import { driveReason, httpStatus, toProviderError } from './google-drive-errors';
-import { filePermission, PERMISSION_FIELDS, type DrivePermission } from './google-drive-permissions';
+import { filePermission, mapGrants, PERMISSION_FIELDS, type DrivePermission, type GrantMapping } from './google-drive-permissions';
 
 /** Drive's reasons for refusing one file's bytes: that file fails, the rest of the resource syncs. */
 const UNREADABLE_FILE_REASONS = new Set(['exportSizeLimitExceeded', 'cannotExportFile', 'cannotDownloadFile', 'fileNotDownloadable', 'cannotDownloadAbusiveFile', 'fileNotExportable']);
@@ -100,15 +100,21 @@ export class DriveSession {
     return out;
   }
 
+  /** The readers of a folder or shared drive (a shared drive's id lists its members), as principals. */
+  async readers(id: string): Promise<GrantMapping> {
+    return mapGrants(await this.grants(id), id);
+  }
+
   /**
-   * A file's per-document permission. Drive returns `permissions` with a file only outside shared drives and only to
-   * an account that may share it; otherwise they are listed. When even the listing is refused (the account may read
-   * the file but not its sharing), the capture failed: the file is closed rather than shown more widely.
+   * A file's per-document permission, against the readers of its resource (see filePermission). Drive returns
+   * `permissions` with a file only outside shared drives and only to an account that may share it; otherwise they are
+   * listed. When even the listing is refused (the account may read the file but not its sharing), the capture failed:
+   * the file is closed rather than shown more widely.
    */
-  async permissionOf(file: DriveFile): Promise<PermissionCapture | undefined> {
-    if (!file.driveId && file.permissions) return filePermission(file.permissions, file.id!);
+  async permissionOf(file: DriveFile, resource: GrantMapping): Promise<PermissionCapture | undefined> {
+    if (!file.driveId && file.permissions) return filePermission(file.permissions, file.id!, resource);
     try {
-      return filePermission(await this.grants(file.id!), file.id!);
+      return filePermission(await this.grants(file.id!), file.id!, resource);
     } catch (err) {
       const status = httpStatus((err as ProviderError).cause);
       if (status === 403 || status === 404) return { status: 'failed' };

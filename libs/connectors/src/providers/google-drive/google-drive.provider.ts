@@ -17,7 +17,7 @@ import type {
 import { checkTokenUri, driveClient, GOOGLE_API_URL, readCredentials } from './google-drive-auth';
 import { decodeCursor, encodeCursor, type DriveCursor, type FolderEntry, type WalkPosition } from './google-drive-cursor';
 import { contentHash, documentOf, FILE_FIELDS, FOLDER_MIME, isDocument, isFolder, LISTED_FIELDS, parentOf, type DriveFile } from './google-drive-documents';
-import { mapGrants } from './google-drive-permissions';
+import { captureOf, type GrantMapping } from './google-drive-permissions';
 import { DriveSession } from './google-drive-session';
 
 export interface GoogleDriveProviderOptions {
@@ -103,7 +103,7 @@ const contentTime = (file: DriveFile) => Math.max(Date.parse(file.modifiedTime ?
 /** The changes feed read: a shared drive's (its items only), or the account's own without other drives' items. */
 const feedScope = (driveId: string | null) => (driveId ? { driveId, includeItemsFromAllDrives: true } : { includeItemsFromAllDrives: false });
 
-/** What "says nothing of its own" is as a `permission` event (the event needs a capture). */
+/** "Nothing of its own" (the resource's verdict decides) as a `permission` event, which needs a capture. */
 const SAYS_NOTHING: PermissionCapture = { status: 'captured', acl: null };
 
 /**
@@ -188,20 +188,14 @@ export class GoogleDriveProvider implements ConnectorProvider {
   }
 
   /**
-   * The resource's own grants (the shared drive's members, or the folder's grants), which every file in it inherits:
-   * the verdict a file falls back to when its own grants cannot be stated whole (a grant whose email Drive hides), so
-   * the fallback is never wider than the file's real readers. Hidden emails on the resource itself fail the capture,
-   * with their count in the message the status shows: the last verdict is kept, or the documents that fall back are
-   * closed.
+   * The resource's readers (the shared drive's members, or the folder's grants), which every file in it inherits: the
+   * verdict of the files that add no reader of their own. Members whose email Drive hides leave no list but their
+   * count (`acl` null, `unresolved`): the resource's API rule then governs those files, and the status says so.
    */
   async capturePermissions(ctx: ProviderContext, resource: ResourceConfig): Promise<ResourcePermission> {
     const scope = scopeOf(resource);
     const session = await this.session(ctx);
-    const { acl, unresolved } = mapGrants(await session.grants(scope.id), scope.id);
-    if (acl === null) {
-      throw new ConfigurationError(`${unresolved} of the grants on ${scope.kind === 'shared_drive' ? 'shared drive' : 'folder'} ${scope.id} name no email address Google Drive shows, so who may read it cannot be stated; files that fall back to it keep the last captured verdict, or are closed. An acl set on the resource through the API does not change this.`);
-    }
-    return { status: 'captured', acl };
+    return captureOf(await session.readers(scope.id));
   }
 
   async *listExistingIds(ctx: ProviderContext, resource: ResourceConfig): AsyncIterable<ExistingDocument> {
@@ -229,6 +223,7 @@ export class GoogleDriveProvider implements ConnectorProvider {
     const scope = scopeOf(resource);
     const session = await this.session(ctx);
     const crawl = new Crawl(session, scope, this.pageSizeOf(resource), this.feedLagMs);
+    crawl.readers = await session.readers(scope.id);
     const ancestry = new Map<string, boolean>([[scope.id, true]]);
     for (const id of ids) {
       const file = await session.fileIfVisible(id, CRAWL_FIELDS);
@@ -292,6 +287,9 @@ async function walkPage(session: DriveSession, position: WalkPosition, driveId: 
  * them behind the mass-deletion guard.
  */
 class Crawl {
+  /** the resource's readers, against which a file's own permission is told (the cursor's, or read for the call) */
+  readers: GrantMapping = { acl: null, unresolved: 0 };
+
   constructor(
     private readonly session: DriveSession,
     private readonly scope: DriveScope,
@@ -305,6 +303,7 @@ class Crawl {
 
   async *run(saved: DriveCursor | null): AsyncGenerator<SyncEvent> {
     const cursor = saved ?? (await this.start());
+    this.readers = cursor.readers;
     while (cursor.walk) {
       const { files, next } = await walkPage(this.session, cursor.walk, cursor.feedDriveId, CRAWL_FIELDS, this.pageSize);
       for (const f of files) {
@@ -350,6 +349,7 @@ class Crawl {
       feedDriveId = folder.driveId ?? null;
       root = { p: null, g: grantDigest(folder) };
     }
+    const readers = await this.session.readers(this.scope.id);
     const { data: pageToken, serverTime } = await this.session.startPageToken(feedDriveId);
     return {
       v: 1,
@@ -359,6 +359,7 @@ class Crawl {
       contentSince: (serverTime ?? Date.now()) - this.feedLagMs,
       nextContentSince: null,
       folders: { [this.scope.id]: root },
+      readers,
       walk: this.scope.kind === 'shared_drive' ? { kind: 'drive', pageToken: null } : { kind: 'tree', pending: [], batch: [this.scope.id], pageToken: null },
     };
   }
@@ -371,7 +372,7 @@ class Crawl {
       yield { kind: 'failure', id: file.id!, error: content };
       return;
     }
-    yield { kind: 'upsert', doc: documentOf(file, content, await this.session.permissionOf(file)) };
+    yield { kind: 'upsert', doc: documentOf(file, content, await this.session.permissionOf(file, this.readers)) };
   }
 
   private inScope(file: DriveFile, cursor: DriveCursor): boolean {
@@ -387,6 +388,7 @@ class Crawl {
       if (change.driveId !== cursor.feedDriveId) return;
       if (change.removed) throw new ResourceGoneError(`The shared drive ${change.driveId} was deleted, or the connector's account is no longer a member.`);
       // The drive's members or settings changed: every file inherits its members, so all are captured again.
+      await this.rereadReaders(cursor);
       yield* this.recapture(this.scope.id, cursor);
       return;
     }
@@ -398,6 +400,7 @@ class Crawl {
       const digest = grantDigest(file);
       if (cursor.folders[id].g !== digest) {
         cursor.folders[id] = { p: null, g: digest };
+        await this.rereadReaders(cursor);
         yield* this.recapture(id, cursor);
       }
       return;
@@ -421,7 +424,13 @@ class Crawl {
     }
     if (!isDocument(file) || !this.inScope(file, cursor)) return;
     if (contentTime(file) > cursor.contentSince) yield* this.read(file);
-    else yield { kind: 'permission', id, permission: (await this.session.permissionOf(file)) ?? SAYS_NOTHING };
+    else yield { kind: 'permission', id, permission: (await this.session.permissionOf(file, this.readers)) ?? SAYS_NOTHING };
+  }
+
+  /** The resource's readers changed: read them again, for the files' permissions captured after. */
+  private async rereadReaders(cursor: DriveCursor): Promise<void> {
+    cursor.readers = await this.session.readers(this.scope.id);
+    this.readers = cursor.readers;
   }
 
   /** A folder and everything under it left the resource: its files are pruned by the next listing. */
@@ -445,9 +454,9 @@ class Crawl {
 
   /** The grants a folder's files inherit changed: each file's permission is captured again, their content is not read. */
   private async *recapture(folderId: string, cursor: DriveCursor): AsyncGenerator<SyncEvent> {
-    const session = this.session;
+    const { session, readers } = this;
     yield* this.walkUnder(folderId, cursor, async function* (file) {
-      yield { kind: 'permission', id: file.id!, permission: (await session.permissionOf(file)) ?? SAYS_NOTHING };
+      yield { kind: 'permission', id: file.id!, permission: (await session.permissionOf(file, readers)) ?? SAYS_NOTHING };
     });
   }
 
