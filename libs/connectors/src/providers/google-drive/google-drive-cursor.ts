@@ -12,7 +12,7 @@ import type { GrantMapping } from './google-drive-permissions';
  * file reported by the feed whose modification (or creation) time is later than it changed its content since the
  * last sync, and is read again; any other was only re-shared, moved or renamed, and becomes a `permission` event.
  * It is the server's time (the HTTP Date) at the first answer of the previous complete read of the feed, less a lag
- * (DriveProviderOptions.feedLagMs) for the feed's delay and clocks. What the comparison cannot see (an edit saved
+ * (GoogleDriveProviderOptions.feedLagMs) for the feed's delay and clocks. What the comparison cannot see (an edit saved
  * with an earlier modification time, a file moved in from elsewhere) shows in the listing the engine takes before each
  * crawl: its content hash differs from the stored one, and the engine reads the file again (`fetchDocuments`).
  */
