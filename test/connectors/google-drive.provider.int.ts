@@ -515,6 +515,25 @@ describe('google drive connector through HTTP: who retrieves what as grants chan
     await fake?.stop();
   });
 
+  it('GET /connectors/providers describes google_drive: its secret credentials, filterable fields and option', async () => {
+    const described = await t.request('GET', '/connectors/providers?id=google_drive');
+    expect(described.status).toBe(200);
+    expect(described.body.data.providers).toEqual([
+      {
+        id: 'google_drive',
+        name: 'Google Drive',
+        credential_fields: [
+          expect.objectContaining({ name: 'service_account_key', required: false, secret: true }),
+          expect.objectContaining({ name: 'subject', required: false, secret: false }),
+          expect.objectContaining({ name: 'access_token', required: false, secret: true }),
+        ],
+        filterable_fields: ['mime_type', 'folder_id', 'drive_id', 'modified_time'].map((name) => expect.objectContaining({ name })),
+        resource_options: [expect.objectContaining({ name: 'page_size' })],
+        captures_permissions: true,
+      },
+    ]);
+  });
+
   it('a connector created with a service account key syncs the shared drive; each file is retrieved by exactly the principals its grants name', async () => {
     const created = await t.request('POST', '/connectors', { body: { provider: 'google_drive', database: 'drive', credentials: { service_account_key: fake.serviceAccountKey() } } });
     expect(created.status).toBe(201);
