@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { callerPrincipals, isVisible } from '@crs/domain/acl';
-import { effectiveAccess, type PermissionCapture } from '@crs/domain/connectors/access-precedence';
+import { effectiveAccess } from '@crs/domain/connectors/access-precedence';
 import { configFromEnv } from '@crs/config';
 import { AuthError, ConfigurationError, DocumentError, RateLimitedError, ResourceGoneError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
 import type { ProviderContext, ResourceConfig, SyncedDocument, SyncEvent } from '@crs/connectors/provider.port';

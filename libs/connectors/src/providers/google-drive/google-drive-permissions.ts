@@ -1,5 +1,5 @@
 import type { drive_v3 } from '@googleapis/drive';
-import { MAX_PRINCIPAL_LENGTH, MAX_PRINCIPALS, PRIVATE, PUBLIC } from '@crs/domain/acl';
+import { emailPrincipal, MAX_PRINCIPAL_LENGTH, MAX_PRINCIPALS, PRIVATE, PUBLIC } from '@crs/domain/acl';
 import type { PermissionCapture } from '../../provider.port';
 
 /**
@@ -28,7 +28,6 @@ export type DrivePermission = drive_v3.Schema$Permission;
 /** The permission fields a capture reads (a Drive `fields` mask). */
 export const PERMISSION_FIELDS = 'id,type,role,emailAddress,domain,allowFileDiscovery,deleted,view';
 
-const EMAIL = /^[^\s@:]+@[^\s@:]+\.[^\s@:]+$/;
 const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
 
 export interface GrantMapping {
@@ -51,10 +50,11 @@ function principalOf(p: DrivePermission): string | null | undefined {
       return domain && DOMAIN.test(domain) ? bounded(`domain:${domain}`) : null;
     }
     case 'user':
+      return emailPrincipal(p.emailAddress);
     case 'group': {
-      const email = p.emailAddress?.trim().toLowerCase();
-      if (!email || !EMAIL.test(email)) return null;
-      return bounded(p.type === 'user' ? `user_email:${email}` : `group:google:${email}`);
+      // A group is named by its email address, checked as a person's is.
+      const asEmail = emailPrincipal(p.emailAddress);
+      return asEmail === null ? null : bounded(`group:google:${asEmail.slice('user_email:'.length)}`);
     }
     default:
       return null;
