@@ -100,6 +100,11 @@ describe('item decider', () => {
         const over = { connector: { ...source, contentHash: 'h2', permission: ada } };
         given([synced(0)]).when(sync(over)).then([sync(over).event]);
       });
+      it('no permission of its own, said either way, is the same: nothing is appended', () => {
+        given([synced(0)]).when({ type: 'SyncPermission', ids, permission: { status: 'captured', acl: null } }).thenNothing();
+        given([synced(0, { connector: { ...source, permission: { status: 'captured', acl: null } } })]).when({ type: 'SyncPermission', ids, permission: null }).thenNothing();
+        given([synced(0)]).when({ type: 'SyncPermission', ids, permission: { status: 'captured', acl: null, unresolved: 2 } }).then([changed({ status: 'captured', acl: null, unresolved: 2 } as never, null)]);
+      });
       it('after the change, the same permission again appends nothing', () => {
         given([synced(0), changed(ada, null)]).when(sync(withPermission(ada))).thenNothing();
         given([synced(0), changed(ada, null)]).when({ type: 'SyncPermission', ids, permission: ada }).thenNothing();

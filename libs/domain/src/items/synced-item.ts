@@ -19,9 +19,17 @@ export function syncedFingerprint(data: Omit<ItemIngested['data'], 'content'> & 
     .digest('hex');
 }
 
-/** Whether two per-document permissions say the same (absent and `null` alike: no permission of its own). */
+/**
+ * Whether two per-document permissions say the same. Absent, `null` and a capture of no permission (`acl` null, no
+ * unresolved members) all say that the document has no permission of its own.
+ */
 export function samePermission(a: PermissionCapture | null | undefined, b: PermissionCapture | null | undefined): boolean {
-  return canonicalJson(a ?? null) === canonicalJson(b ?? null);
+  return canonicalJson(meaningOf(a)) === canonicalJson(meaningOf(b));
+}
+
+function meaningOf(p: PermissionCapture | null | undefined): PermissionCapture | null {
+  if (!p || (p.status === 'captured' && p.acl === null && !p.unresolved)) return null;
+  return p;
 }
 
 /** What an item's stream says about the document it was synced from (set while its current version was synced). */
