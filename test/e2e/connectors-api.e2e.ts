@@ -110,12 +110,13 @@ describe('the /connectors routes', () => {
       lifecycle: 'configuring',
       paused: false,
       resource_count: 0,
+      capture_permissions: true,
     });
     const u = new URL(sourceUrl);
     expect(c.data.provider_account_scope).toBe(`${u.hostname}:${u.port}${u.pathname}`);
-    const scoped = await create({ collection: 'sales', provider_account_scope: 'shop-db-eu', sync_interval_seconds: 60 });
+    const scoped = await create({ collection: 'sales', provider_account_scope: 'shop-db-eu', sync_interval_seconds: 60, capture_permissions: false });
     expect(scoped.status).toBe(201);
-    expect(scoped.body.data).toMatchObject({ collection: 'sales', provider_account_scope: 'shop-db-eu', sync_interval_seconds: 60, account: { display_name: expect.stringContaining(ROLE), warnings: [] } });
+    expect(scoped.body.data).toMatchObject({ collection: 'sales', provider_account_scope: 'shop-db-eu', sync_interval_seconds: 60, capture_permissions: false, account: { display_name: expect.stringContaining(ROLE), warnings: [] } });
     expect((await req('GET', '/connectors')).body.data.connectors.map((x: any) => x.connector_id)).toEqual(expect.arrayContaining([connectorId, scoped.body.data.connector_id]));
   });
 
@@ -130,6 +131,7 @@ describe('the /connectors routes', () => {
     expectError(await create({ surprise: true }), 400, 'INVALID_INPUT');
     expectError(await create({ custom_instructions: 'a'.repeat(4001) }), 400, 'INVALID_INPUT');
     expectError(await create({ sync_interval_seconds: 59 }), 400, 'INVALID_INPUT');
+    expectError(await create({ capture_permissions: 'no' }), 400, 'INVALID_INPUT');
     expectError(await create({ database: 'nowhere' }), 404, 'DATABASE_NOT_FOUND');
     expectError(await create({ credentials: { connection_string: 'mysql://x@y/z' } }), 400, 'CONNECTOR_CONFIGURATION_INVALID');
     expect((await req('GET', '/connectors')).body.data.connectors).toEqual(before);
@@ -229,7 +231,7 @@ describe('the /connectors routes', () => {
     const cleared = await req('PATCH', `/connectors/${connectorId}`, { body: { custom_instructions: '' } });
     expect(cleared.body.data).toMatchObject({ sync_interval_seconds: 900, custom_instructions: null });
     const before = await get();
-    for (const body of [{ sync_interval_seconds: 30 }, { sync_interval_seconds: 3_000_000 }, { sync_interval_seconds: 'often' }, { custom_instructions: null }, { provider: 'x' }, { credentials: {} }]) {
+    for (const body of [{ sync_interval_seconds: 30 }, { sync_interval_seconds: 3_000_000 }, { sync_interval_seconds: 'often' }, { custom_instructions: null }, { provider: 'x' }, { credentials: {} }, { capture_permissions: false }]) {
       expectError(await req('PATCH', `/connectors/${connectorId}`, { body }), 400, 'INVALID_INPUT');
     }
     expect(await get()).toMatchObject({ data: before.data });

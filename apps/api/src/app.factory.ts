@@ -17,7 +17,6 @@ import { jsonInputProblem } from '@crs/domain/nul-character';
 import { registerAuthHook } from './http/auth.hook';
 import { sendError } from './http/exception.filter';
 import { errorEnvelope } from './http/envelope';
-import { contextOf } from './http/request-context';
 import { API_KEYS, BLOB_STORE, INDEXING_PIPELINE, openPlatform, type Platform, PROJECTION_RUNNER, QUERY_STEP_CLOCK, SEARCH_INDEX } from '@crs/platform';
 
 export interface CreatedApp {

@@ -75,7 +75,8 @@ export function syncedItem(target: DocumentTarget, doc: SyncedDocument): SyncedI
     resourceId: target.resourceId,
     externalId: doc.id,
     contentHash: doc.contentHash,
-    ...(doc.permission ? { permission: doc.permission } : {}),
+    // With capture turned off the connector's resources' rules alone decide: a document's own permission is dropped.
+    ...(doc.permission && connector.captureEnabled ? { permission: doc.permission } : {}),
   };
   const text = doc.content.kind === 'text';
   return {

@@ -75,7 +75,7 @@ export class SyncedItemWriter {
       if (e.kind === 'failure') failed++;
       else if (e.kind === 'upsert') last.set(e.doc.id, e);
       else if (e.kind === 'delete') last.set(e.id, e);
-      else if (e.kind === 'permission') {
+      else if (e.kind === 'permission' && this.target.connector.captureEnabled) {
         const before = last.get(e.id);
         if (before?.kind === 'upsert') last.set(e.id, { kind: 'upsert', doc: { ...before.doc, permission: e.permission } });
         else if (before?.kind !== 'delete') last.set(e.id, e);

@@ -17,6 +17,16 @@ const EMAIL = /^[^\s@:]+@[^\s@:]+\.[^\s@:]+$/;
 const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
 const GROUP = /^group:[^:\s]+:\S+$/;
 
+/**
+ * An email a source gives for a person, as the `user_email:` principal it stands for; null when it is missing, not an
+ * email address, or too long to store (a connector then counts the person as unresolved).
+ */
+export function emailPrincipal(email: string | null | undefined): string | null {
+  const e = email?.trim().toLowerCase();
+  if (!e || !EMAIL.test(e) || characterLength(e) + 'user_email:'.length > MAX_PRINCIPAL_LENGTH) return null;
+  return `user_email:${e}`;
+}
+
 /** Normalizes one document principal; throws INVALID_INPUT for a malformed one (the whole request is rejected). */
 export function normalizePrincipal(raw: unknown, field: string): string {
   if (typeof raw !== 'string') throw invalid(`${field} must be a string principal`);

@@ -24,6 +24,7 @@ import { connectorsProjection } from '@crs/projections/connectors/connectors.pro
 import { ConnectorCredentialVault, CONNECTOR_KEY_FILE_NAME } from '@crs/connectors/credential-vault';
 import { ProviderRegistry } from '@crs/connectors/provider-registry';
 import { ConfluenceProvider } from '@crs/connectors/providers/confluence/confluence.provider';
+import { GoogleDriveProvider } from '@crs/connectors/providers/google-drive/google-drive.provider';
 import { JiraProvider } from '@crs/connectors/providers/jira/jira.provider';
 import { PostgresProvider } from '@crs/connectors/providers/postgres/postgres.provider';
 import { GitHubProvider } from '@crs/connectors/providers/github/github.provider';
@@ -151,6 +152,7 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
       new SlackProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
       new ConfluenceProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
       new JiraProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
+      new GoogleDriveProvider({ allowPrivateNetworks: config.connectors.allowPrivateNetworks }),
     ]);
     const pruneHolds = new PruneHolds(ds);
     await pruneHolds.init();

@@ -1,4 +1,5 @@
 import { auth, drive, type drive_v3 } from '@googleapis/drive';
+import { exchangeServiceAccountKey, readCredentials } from '@crs/connectors/providers/google-drive/google-drive-auth';
 import type { RunningFake } from '../loopback-server';
 import { DriveFake } from './gdrive-fake';
 
@@ -57,7 +58,7 @@ describe('Google Drive v3 fake, driven by @googleapis/drive', () => {
     const changes: drive_v3.Schema$Change[] = [];
     let pageToken: string | undefined = startPageToken;
     for (;;) {
-      const res: { data: drive_v3.Schema$ChangeList } = await gdrive.changes.list({ pageToken, pageSize: 2, supportsAllDrives: true, includeItemsFromAllDrives: true, fields: 'nextPageToken,newStartPageToken,changes(fileId,removed,file(id,name,trashed,modifiedTime,version,permissions(id,type,role,emailAddress,domain)))' });
+      const res: { data: drive_v3.Schema$ChangeList } = await gdrive.changes.list({ pageToken, pageSize: 2, supportsAllDrives: true, includeItemsFromAllDrives: true, fields: 'nextPageToken,newStartPageToken,changes(fileId,removed,file(id,name,trashed,modifiedTime,version,permissionIds,permissions(id,type,role,emailAddress,domain)))' });
       changes.push(...(res.data.changes ?? []));
       if (res.data.newStartPageToken) return { changes, newStartPageToken: res.data.newStartPageToken };
       pageToken = res.data.nextPageToken!;
@@ -120,14 +121,15 @@ describe('Google Drive v3 fake, driven by @googleapis/drive', () => {
       ['doc-a', false, false],
       ['doc-d', false, false],
     ]);
-    expect(changes[2].file).toMatchObject({ version: '2', permissions: [{ id: 'perm-ada', type: 'user', role: 'writer', emailAddress: 'ada@example.test' }] });
+    // A shared drive's files carry their grant ids, not their grants (permissions.list has those).
+    expect(changes[2].file).toEqual({ id: 'doc-a', name: 'Architecture.md', trashed: false, modifiedTime: expect.any(String), version: '2', permissionIds: ['perm-ada'] });
     expect((await allChanges(newStartPageToken)).changes).toEqual([]);
 
     const modifiedBefore = (await gdrive.files.get({ fileId: 'doc-d', fields: 'modifiedTime,version' })).data;
     fake.share('doc-d', { id: 'perm-grace', type: 'user', role: 'reader', emailAddress: 'grace@example.test' });
     const permissionOnly = await allChanges(newStartPageToken);
     expect(permissionOnly.changes.map((c) => c.fileId)).toEqual(['doc-d']);
-    expect(permissionOnly.changes[0].file).toMatchObject({ ...modifiedBefore, permissions: [{ id: 'perm-grace', emailAddress: 'grace@example.test' }] });
+    expect(permissionOnly.changes[0].file).toMatchObject({ ...modifiedBefore, permissionIds: ['perm-grace'] });
   });
 
   it('catches an edit made during the first full listing through the start token saved before it', async () => {
@@ -173,5 +175,72 @@ describe('Google Drive v3 fake, driven by @googleapis/drive', () => {
     expect(error.status).toBe(401);
     expect((error.response?.data as { error: { status: string } }).error.status).toBe('UNAUTHENTICATED');
     expect(fake.switches.requests).toHaveLength(2);
+  });
+  it('lists grants with permissions.list: a shared drive file inherits its folders\' grants and the drive\'s members; membership changes are one drive change', async () => {
+    fake.addDriveMember(ENGINEERING, { id: 'perm-org', type: 'user', role: 'organizer', emailAddress: 'org@example.test' });
+    fake.share('folder-specs', { id: 'perm-folder', type: 'group', role: 'reader', emailAddress: 'specs@example.test' });
+    const listed = await gdrive.permissions.list({ fileId: 'doc-b', supportsAllDrives: true, fields: 'permissions(id)' });
+    expect(listed.data.permissions!.map((p) => p.id)).toEqual(['perm-domain', 'perm-folder', 'perm-org']);
+    const members = await gdrive.permissions.list({ fileId: ENGINEERING, supportsAllDrives: true, fields: 'permissions(id,emailAddress)' });
+    expect(members.data.permissions).toEqual([{ id: 'perm-org', emailAddress: 'org@example.test' }]);
+    const file = await gdrive.files.get({ fileId: 'doc-b', supportsAllDrives: true, fields: 'id,permissions,permissionIds' });
+    expect(file.data).toEqual({ id: 'doc-b', permissionIds: ['perm-domain', 'perm-folder', 'perm-org'] });
+
+    const { data: start } = await gdrive.changes.getStartPageToken({ driveId: ENGINEERING, supportsAllDrives: true });
+    fake.removeDriveMember(ENGINEERING, 'perm-org');
+    const res = await gdrive.changes.list({ pageToken: start.startPageToken!, driveId: ENGINEERING, supportsAllDrives: true, includeItemsFromAllDrives: true, fields: 'newStartPageToken,changes(changeType,driveId,removed,fileId)' });
+    expect(res.data.changes).toEqual([{ changeType: 'drive', driveId: ENGINEERING, removed: false }]);
+    const myDrive = await gdrive.changes.list({ pageToken: start.startPageToken!, fields: 'changes(fileId)' });
+    expect(myDrive.data.changes).toEqual([]);
+  });
+
+  it('exports Docs editors files, which have no bytes or checksum of their own, and answers a query with or, parentheses, root and sharedWithMe', async () => {
+    fake.addFile({ id: 'gdoc', name: 'Plan', mimeType: 'application/vnd.google-apps.document', parents: [fake.myDriveRoot] }, '# Plan\n\nShip it.');
+    fake.addFile({ id: 'shared-folder', name: 'Shared', mimeType: FOLDER, parents: ['0AOtherUsersRoot'], sharedWithMeTime: fake.now });
+    const meta = await gdrive.files.get({ fileId: 'gdoc', fields: 'id,md5Checksum,size' });
+    expect(meta.data).toEqual({ id: 'gdoc', size: String(Buffer.byteLength('# Plan\n\nShip it.')) });
+    const exported = await gdrive.files.export({ fileId: 'gdoc', mimeType: 'text/markdown' }, { responseType: 'text' });
+    expect(exported.data).toBe('# Plan\n\nShip it.');
+    const download = (await gdrive.files.get({ fileId: 'gdoc', alt: 'media' }).catch((e: unknown) => e)) as DriveHttpError;
+    expect([download.status, (download.response?.data as { error: { errors: { reason: string }[] } }).error.errors[0].reason]).toEqual([403, 'fileNotDownloadable']);
+    const notExportable = (await gdrive.files.export({ fileId: 'doc-a', mimeType: 'text/plain' }).catch((e: unknown) => e)) as DriveHttpError;
+    expect(notExportable.status).toBe(403);
+
+    const q = async (query: string) => (await gdrive.files.list({ q: query, fields: 'files(id)' })).data.files!.map((f) => f.id).sort();
+    expect(await q("('folder-specs' in parents or 'nowhere' in parents) and trashed = false and mimeType != 'text/csv'")).toEqual(['doc-a', 'doc-c']);
+    expect(await q(`mimeType = '${FOLDER}' and ('root' in parents or sharedWithMe)`)).toEqual(['shared-folder']);
+  });
+
+  it('issues access tokens for a service account key at its token endpoint, and refuses a deleted key and an undelegated subject', async () => {
+    const key = fake.serviceAccountKey('reader@crs-test.iam.gserviceaccount.com', ['ada@example.test']);
+    const creds = readCredentials({ service_account_key: key });
+    if (creds.kind !== 'service_account') throw new Error('not a service account key');
+    const token = await exchangeServiceAccountKey(creds.key, null, { allowPrivateNetworks: true });
+    expect(token.accessToken).toMatch(/^ya29\.sa-\d+$/);
+    const oauth = new auth.OAuth2();
+    oauth.setCredentials({ access_token: token.accessToken });
+    const withToken = drive({ version: 'v3', auth: oauth, rootUrl: `${server.url}/`, fetchImplementation: fetch });
+    expect((await withToken.about.get({ fields: 'user(emailAddress)' })).data.user?.emailAddress).toBe('crs-connector@example.test');
+    await expect(exchangeServiceAccountKey(creds.key, 'ada@example.test', { allowPrivateNetworks: true })).resolves.toMatchObject({ accessToken: expect.any(String) });
+    await expect(exchangeServiceAccountKey(creds.key, 'eve@example.test', { allowPrivateNetworks: true })).rejects.toMatchObject({ kind: 'scope', message: expect.stringContaining('unauthorized_client') });
+
+    fake.revokeServiceAccountKey('reader@crs-test.iam.gserviceaccount.com');
+    await expect(exchangeServiceAccountKey(creds.key, null, { allowPrivateNetworks: true })).rejects.toMatchObject({ kind: 'auth', message: expect.stringContaining('invalid_grant: Invalid JWT Signature.') });
+    expect(((await withToken.about.get({}).catch((e: unknown) => e)) as DriveHttpError).status).toBe(401);
+    expect(fake.switches.requests.filter((r) => r.startsWith('POST /token'))).toHaveLength(4);
+  });
+
+  it('dates every answer with its own clock, and throttles a chosen request with 403 userRateLimitExceeded and an HTTP-date Retry-After', async () => {
+    fake.advanceClock(3600_000);
+    const at = Date.parse(fake.now);
+    const res = await gdrive.about.get({ fields: 'user(emailAddress)' });
+    expect(Date.parse(res.headers.date!)).toBe(Math.floor(at / 1000) * 1000);
+    const deferring = client({ statusCodesToRetry: [[500, 599]] });
+    fake.throttle('/drive/v3/changes', { nth: 2, status: 403, retryAfter: 'Wed, 01 Jan 2031 01:10:00 GMT' });
+    const { data: start } = await deferring.changes.getStartPageToken({});
+    await deferring.changes.list({ pageToken: start.startPageToken! });
+    const error = (await deferring.changes.list({ pageToken: start.startPageToken! }).catch((e: unknown) => e)) as DriveHttpError;
+    expect([error.status, error.response?.headers.get('retry-after'), (error.response?.data as { error: { errors: { reason: string }[] } }).error.errors[0].reason]).toEqual([403, 'Wed, 01 Jan 2031 01:10:00 GMT', 'userRateLimitExceeded']);
+    await expect(deferring.changes.list({ pageToken: start.startPageToken! })).resolves.toMatchObject({ status: 200 });
   });
 });

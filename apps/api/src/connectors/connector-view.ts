@@ -16,6 +16,7 @@ export interface ConnectorView {
   custom_instructions: string | null;
   sync_interval_seconds: number;
   provider_account_scope: string;
+  capture_permissions: boolean;
   credentials: Record<string, string>;
   status: ConnectorStatus;
   status_reason: string | null;
@@ -77,6 +78,7 @@ export function connectorView(c: VisibleConnector, resources: readonly Connector
     custom_instructions: settings.customInstructions,
     sync_interval_seconds: settings.syncIntervalSeconds,
     provider_account_scope: settings.providerAccountScope,
+    capture_permissions: settings.captureEnabled,
     credentials: Object.fromEntries(credentialFields.map((f) => [f, MASKED])),
     status: verdict.status,
     status_reason: verdict.reason,

@@ -12,6 +12,7 @@ export class ConnectorResponse {
   @ApiProperty({ type: String, nullable: true, description: 'null: none' }) custom_instructions!: string | null;
   @ApiProperty({ type: 'integer' }) sync_interval_seconds!: number;
   @ApiProperty() provider_account_scope!: string;
+  @ApiProperty({ description: "Whether the source's own permissions are captured on every sync (rule 11); false: the resources' acl rules alone decide" }) capture_permissions!: boolean;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string', enum: ['***'] }, description: 'The credential fields that are set, each shown as "***": credentials are never returned' })
   credentials!: Record<string, string>;
   @ApiProperty({ enum: STATUSES }) status!: string;

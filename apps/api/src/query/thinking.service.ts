@@ -58,7 +58,6 @@ export class ThinkingService {
     for (const k of queryKeys) weights.set(k, this.tuning.queryEntity);
     const expansion = await clock.timed('thinking.expansion', 1, () => this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, this.tuning.expansion));
     const graphScore = new Map(expansion.map((e) => [`${e.itemKey}:${e.chunkIndex}`, e.score]));
-    const maxGraph = Math.max(1e-9, ...graphScore.values());
 
     // Every candidate's vector, to score old and new candidates alike.
     const candidates = new Map<string, { candidate: LeanCandidate; item: RankedChunk['item']; keyword: number }>();

@@ -22,6 +22,8 @@ export interface CreateConnectorInput {
   customInstructions?: string;
   syncIntervalSeconds?: number;
   providerAccountScope?: string;
+  /** omitted: on */
+  capturePermissions?: boolean;
 }
 
 export type CreateConnectorResult = ConnectorView & { account: { display_name: string; warnings: string[] } };
@@ -79,6 +81,7 @@ export class CreateConnectorHandler implements ICommandHandler<CreateConnector> 
           customInstructions: input.customInstructions,
           syncIntervalSeconds: input.syncIntervalSeconds,
           providerAccountScope: input.providerAccountScope ?? identity.accountScope,
+          captureEnabled: input.capturePermissions,
         },
       ]);
     } catch (err) {

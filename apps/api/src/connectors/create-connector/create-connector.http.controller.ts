@@ -39,6 +39,7 @@ export class CreateConnectorController {
         customInstructions: body.custom_instructions,
         syncIntervalSeconds: body.sync_interval_seconds,
         providerAccountScope: body.provider_account_scope,
+        capturePermissions: body.capture_permissions,
       }),
     );
   }

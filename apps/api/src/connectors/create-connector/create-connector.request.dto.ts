@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsObject, IsOptional, IsString, ValidateIf } from 'class-validator';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, ValidateIf } from 'class-validator';
 
 /** POST /connectors. */
 export class CreateConnectorRequest {
@@ -29,4 +29,11 @@ export class CreateConnectorRequest {
 
   @ApiPropertyOptional({ description: "The external account's identifier, part of every synced document's deduplication key; default: the account the credentials identify (a database provider: host:port/database)" })
   @ValidateIf((o) => o.provider_account_scope !== undefined) @IsString() provider_account_scope?: string;
+
+  @ApiPropertyOptional({
+    default: true,
+    description:
+      "Capture the source's own permissions on every sync (rule 11; providers that capture none ignore it). false: the resources' acl rules alone decide who sees synced documents. Set at creation only: to change it, create another connector.",
+  })
+  @ValidateIf((o) => o.capture_permissions !== undefined) @IsBoolean() capture_permissions?: boolean;
 }

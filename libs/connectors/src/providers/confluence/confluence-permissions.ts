@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Models } from 'confluence.js';
-import { MAX_PRINCIPAL_LENGTH, MAX_PRINCIPALS, normalizeDocumentAcl, PUBLIC } from '@crs/domain/acl';
+import { emailPrincipal, MAX_PRINCIPALS, normalizeDocumentAcl, PUBLIC } from '@crs/domain/acl';
 import type { PermissionCapture } from '../../provider.port';
 
 /**
@@ -38,7 +38,6 @@ export interface RenderedReaders {
 
 export const GROUP_PREFIX = 'group:confluence:';
 
-const EMAIL = /^[^\s@:]+@[^\s@:]+\.[^\s@:]+$/;
 
 /** The space's read permission, from `space?expand=permissions`: every `read` permission's subjects together. */
 export function spaceReadLevel(space: Models.Space): ReaderLevel {
@@ -147,8 +146,8 @@ export class ReaderResolver {
     const principals = chosen.map((g) => `${GROUP_PREFIX}${g.id}`);
     let unresolved = 0;
     for (const id of remaining) {
-      const email = (this.emails.get(id) ?? '').trim().toLowerCase();
-      if (EMAIL.test(email) && email.length <= MAX_PRINCIPAL_LENGTH - 'user_email:'.length) principals.push(`user_email:${email}`);
+      const principal = emailPrincipal(this.emails.get(id));
+      if (principal) principals.push(principal);
       else unresolved++;
     }
     return { acl: normalizeDocumentAcl(principals, true)!, unresolved };

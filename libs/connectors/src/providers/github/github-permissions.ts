@@ -1,4 +1,4 @@
-import { MAX_PRINCIPALS, normalizePrincipal, PUBLIC } from '@crs/domain/acl';
+import { emailPrincipal, MAX_PRINCIPALS, PUBLIC } from '@crs/domain/acl';
 import type { ResourcePermission } from '../../provider.port';
 import type { GitHubClient } from './github-client';
 import { githubError, isStatus } from './github-errors';
@@ -70,7 +70,7 @@ export async function inspectPermissions(client: GitHubClient, repository: Repos
       const login = logins[i];
       try {
         const { data } = await client.users.getByUsername({ username: login });
-        emails.set(login, principalOf(data.email));
+        emails.set(login, emailPrincipal(data.email));
       } catch (err) {
         throw githubError(err, `the profile of ${login}`, host);
       }
@@ -84,13 +84,3 @@ export async function inspectPermissions(client: GitHubClient, repository: Repos
   return { visibility, collaborators: logins.length, unresolved, verdict: { status: 'captured', acl } };
 }
 
-/** A public email as a stored `user_email:` principal; null when there is none or it is not an email address. */
-function principalOf(email: string | null | undefined): string | null {
-  if (!email) return null;
-  try {
-    const p = normalizePrincipal(email, 'email');
-    return p.startsWith('user_email:') ? p : null;
-  } catch {
-    return null;
-  }
-}

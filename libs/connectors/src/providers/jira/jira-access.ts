@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Version3Models } from 'jira.js';
 import { HttpException } from 'jira.js';
-import { MAX_PRINCIPALS, PRIVATE, PUBLIC } from '@crs/domain/acl';
+import { emailPrincipal, MAX_PRINCIPALS, PRIVATE, PUBLIC } from '@crs/domain/acl';
 import { ProviderError, ScopeError } from '../../provider-errors';
 import type { PermissionCapture, StoredAcl } from '../../provider.port';
 import type { JiraApi } from './jira-api';
@@ -10,7 +10,6 @@ import type { SearchedIssue } from './jira-content';
 /** A permission holder as Jira sends it with `expand=user`: the user's details (email when visible) beside the id. */
 type ExpandedHolder = Version3Models.PermissionHolder & { user?: Version3Models.User };
 
-const EMAIL = /^[^\s@:]+@[^\s@:]+\.[^\s@:]+$/;
 
 /** Who a set of grants reaches, as far as Jira lets the connector tell. */
 export interface Holders {
@@ -34,10 +33,7 @@ export interface Holders {
 
 const emptyHolders = (): Holders => ({ public: false, emails: new Set(), groups: new Map(), principals: new Set(), unresolved: 0, reporter: false, assignee: false });
 
-const userPrincipal = (email: string | undefined): string | undefined => {
-  const e = email?.trim().toLowerCase();
-  return e && EMAIL.test(e) ? `user_email:${e}` : undefined;
-};
+const userPrincipal = (email: string | undefined): string | undefined => emailPrincipal(email) ?? undefined;
 
 const groupPrincipal = (groupId: string) => `group:jira:${groupId.toLowerCase()}`;
 

@@ -1,4 +1,4 @@
-import { MAX_PRINCIPALS, normalizeDocumentAcl, normalizePrincipal } from '@crs/domain/acl';
+import { emailPrincipal, MAX_PRINCIPALS, normalizeDocumentAcl } from '@crs/domain/acl';
 import { TransientError } from '../../provider-errors';
 import type { ResourcePermission } from '../../provider.port';
 import type { SlackApi, SlackChannel, SlackListedUser, SlackUser } from './slack-client';
@@ -45,14 +45,7 @@ type AnyUser = SlackUser | SlackListedUser;
 function principalOf(user: AnyUser | undefined): string | null | undefined {
   if (user === undefined) return undefined;
   if (user.deleted || user.is_bot || user.id === 'USLACKBOT') return null;
-  const email = user.profile?.email;
-  if (!email) return undefined;
-  try {
-    const p = normalizePrincipal(email, 'email');
-    return p.startsWith('user_email:') ? p : undefined;
-  } catch {
-    return undefined;
-  }
+  return emailPrincipal(user.profile?.email) ?? undefined;
 }
 
 /** Resolves member ids to principals: users.info for a few, users.list pages (stopping once all are found) for more. */

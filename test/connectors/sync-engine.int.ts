@@ -14,14 +14,15 @@ import { startTestApp, type TestApp } from '../support/test-app';
 import { FakeProvider } from './fake-provider';
 
 /**
- * Leases and concurrency of the sync engine with a slow source (pages that take longer than a lease): the heartbeat
- * keeps a sync's lease while a page takes long, so a second process cannot take the resource over; a scheduler runs
- * at most `concurrency` syncs at once, and one per connector.
+ * The sync engine beyond the conformance suite. Leases and concurrency with a slow source (pages that take longer than
+ * a lease): the heartbeat keeps a sync's lease while a page takes long, so a second process cannot take the resource
+ * over; a scheduler runs at most `concurrency` syncs at once, and one per connector. And a connector created with
+ * permission capture turned off: nothing the source says about permissions is kept.
  */
 const ORG = 'default';
 const silent = { info: () => undefined, error: () => undefined };
 
-describe('sync leases and concurrency', () => {
+describe('the sync engine: leases, concurrency, capture turned off', () => {
   let t: TestApp;
   let databaseId: string;
   const fake = new FakeProvider();
@@ -38,9 +39,9 @@ describe('sync leases and concurrency', () => {
     await handleCommand<ResourceState, ResourceEvent, ResourceCommand>(t.store, streams.connectorResource(connectorId, resourceId), RESOURCE_FOLD, decideResource, command, ctx());
   };
   /** A connector of the fake provider with these resources, each holding three documents. */
-  const connector = async (resourceIds: string[]) => {
+  const connector = async (resourceIds: string[], captureEnabled = true) => {
     const connectorId = randomUUID();
-    await onConnector(connectorId, { type: 'CreateConnector', connectorId, provider: 'fake', databaseId, collection: 'default', credentialsId, providerAccountScope: `scope-${connectorId}` });
+    await onConnector(connectorId, { type: 'CreateConnector', connectorId, provider: 'fake', databaseId, collection: 'default', credentialsId, providerAccountScope: `scope-${connectorId}`, captureEnabled });
     for (const resourceId of resourceIds) {
       await onResource(connectorId, resourceId, { type: 'ConfigureResource', connectorId, resourceId, resourceType: 'folder', name: resourceId });
       for (const n of [1, 2, 3]) fake.put(resourceId, `${resourceId}-doc-${n}`, `Document ${n} of ${resourceId}.`);
@@ -134,6 +135,36 @@ describe('sync leases and concurrency', () => {
     for (const [i, id] of connectors.entries()) {
       const [{ n }] = await t.ds.query(`SELECT count(*)::int AS n FROM rm_items WHERE connector_id = $1`, [id]);
       expect(n).toBe(i === 0 ? 6 : 3);
+    }
+  });
+
+  it('with capture turned off, neither a document\'s permission nor the resource verdict is kept: the API rule decides', async () => {
+    const ada = { status: 'captured' as const, acl: ['user_email:ada@example.com'] };
+    fake.resourcePermission = { status: 'captured', acl: ['user_email:bob@example.com'] };
+    fake.permissionEvents = true;
+    try {
+      for (const [capture, resourceId] of [[true, 'cap-on'], [false, 'cap-off']] as const) {
+        const connectorId = await connector([resourceId], capture);
+        fake.put(resourceId, `${resourceId}-doc-1`, 'A document with a permission of its own.', { permission: ada });
+        const job = { orgId: ORG, connectorId, resourceId, trigger: 'manual' as const };
+        expect(await engine({ leaseMs: 60_000 }).run(job)).toMatchObject({ kind: 'completed' });
+        // a permission-only change the source reports as such
+        fake.setPermission(resourceId, `${resourceId}-doc-2`, ada);
+        expect(await engine({ leaseMs: 60_000 }).run(job)).toMatchObject({ kind: 'completed' });
+        await settle();
+        const rows = await t.ds.query(`SELECT external_id, provider_permission FROM rm_items WHERE connector_id = $1 ORDER BY external_id`, [connectorId]);
+        const [{ state }] = await t.ds.query(`SELECT state FROM rm_connector_resources WHERE connector_id = $1`, [connectorId]);
+        if (capture) {
+          expect(rows.filter((r: any) => r.provider_permission !== null).map((r: any) => r.external_id)).toEqual([`${resourceId}-doc-1`, `${resourceId}-doc-2`]);
+          expect(state.permission).toEqual({ status: 'captured', acl: ['user_email:bob@example.com'] });
+        } else {
+          expect(rows.map((r: any) => r.provider_permission)).toEqual([null, null, null]);
+          expect(state.permission).toEqual({ status: 'off' });
+        }
+      }
+    } finally {
+      fake.resourcePermission = { status: 'captured', acl: null };
+      fake.permissionEvents = false;
     }
   });
 });
