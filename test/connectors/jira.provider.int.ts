@@ -6,8 +6,8 @@ import type { RunningFake } from '../fakes/loopback-server';
 /**
  * Jira permissions end to end through HTTP: a connector created, configured and synced through the API against the
  * Jira fake, and what each caller retrieves through `POST /query` with `acl` principals. An issue with a security
- * level is hidden from project members outside the level; a change of browse access, or of a level's members, applies
- * on the next sync and not before.
+ * level is hidden from project members outside the level; a change of browse access, of a level's members, or of the
+ * actors of a project role holding browse access, applies on the next sync and not before.
  */
 describe('jira connector: who retrieves which issue', () => {
   let t: TestApp;
@@ -123,5 +123,24 @@ describe('jira connector: who retrieves which issue', () => {
     // browse; Cy is in the level but may no longer browse the project
     expect(await retrieves(ADA)).toEqual(['OPS-2']);
     expect(await retrieves(CY)).toEqual([]);
+  });
+
+  it('a member added to a project role holding browse access retrieves the project\'s issues after the next sync, not before', async () => {
+    fake.addProjectRole('10002', 'Developers');
+    fake.setRoleActors('OPS', '10002', [{ type: 'group', value: 'grp-eng' }]);
+    fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }]);
+    fake.setSecurityLevelHolders('OPS', '10100', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-cy' }]);
+    await syncNow();
+    const [resource] = (await status()).resources;
+    expect([resource.status, resource.status_reason]).toEqual(['healthy', null]);
+    expect(await retrieves(CY)).toEqual([]);
+    expect(await retrieves(BOB)).toEqual(['OPS-1']);
+    fake.setRoleActors('OPS', '10002', [{ type: 'group', value: 'grp-eng' }, { type: 'user', value: 'acc-cy' }]);
+    expect(await retrieves(CY)).toEqual([]);
+    await syncNow();
+    // Cy may browse now: the project's issues, and the one whose level names Cy
+    expect(await retrieves(CY)).toEqual(['OPS-1', 'OPS-2']);
+    expect(await retrieves(BOB)).toEqual(['OPS-1']);
+    expect(await retrieves(ADA)).toEqual(['OPS-1', 'OPS-2']);
   });
 });

@@ -1,4 +1,4 @@
-import { AuthError, RateLimitedError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
+import { AuthError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
 import type { ProviderContext, ResourceConfig, SyncCursor, SyncEvent, SyncedDocument } from '@crs/connectors/provider.port';
 import { JiraApi } from '@crs/connectors/providers/jira/jira-api';
 import { jiraClient, siteFromCredentials } from '@crs/connectors/providers/jira/jira-site';
@@ -143,6 +143,31 @@ describe('jira provider', () => {
       expect(jqlOf(fake.switches.requests[4])).toMatch(/^project = "OPS" AND updated >= "\d{4}-\d\d-\d\d \d\d:\d\d" ORDER BY updated ASC, key ASC$/);
     });
 
+    it('an unchanged sync of a project whose browse access is a project role reads the role once, and its user and group', async () => {
+      fake.addUser({ accountId: 'acc-cy', displayName: 'Cy', emailAddress: 'cy@example.test' });
+      fake.addGroup('grp-ops', 'operations', ['acc-cy']);
+      fake.addProjectRole('10002', 'Developers');
+      fake.setRoleActors('OPS', '10002', [{ type: 'user', value: 'acc-ada' }, { type: 'group', value: 'grp-ops' }]);
+      fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }]);
+      const first = await sync(null);
+      const p = provider();
+      fake.switches.requests.length = 0;
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:cy@example.test'] });
+      await collect(p.listExistingIds(ctx(), ops()));
+      const again = await sync(first.cursor, p);
+      expect(again.events).toEqual([{ kind: 'checkpoint', cursor: expect.any(String) }]);
+      expect(paths()).toEqual([
+        '/rest/api/3/project/OPS/permissionscheme', // browse access: a project role
+        '/rest/api/3/project/OPS/role/10002', // the role's actors in OPS: account ids and group ids
+        '/rest/api/3/user', // the email of the role's user
+        '/rest/api/3/group/member', // the members of the role's group
+        '/rest/api/3/search/jql', // the listing, for pruning
+        '/rest/api/3/myself', // the account's time zone
+        '/rest/api/3/search/jql', // updated >= the cursor's minute
+      ]);
+      expect(fake.switches.requests[1]).toBe('GET /rest/api/3/project/OPS/role/10002?excludeInactiveUsers=true');
+    });
+
     it('an edit in the same minute as the position is not missed, and what the position already took is not repeated', async () => {
       const first = await sync(null);
       const last = fake.keyOf(first.docs[first.docs.length - 1].id)!;
@@ -265,6 +290,106 @@ describe('jira provider', () => {
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['__public__'] });
       fake.setBrowse('OPS', []);
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['__private__'] });
+    });
+
+    describe('project roles', () => {
+      beforeEach(() => {
+        fake.addUser({ accountId: 'acc-cy', displayName: 'Cy', emailAddress: 'cy@example.test' });
+        fake.addGroup('grp-ops', 'operations', ['acc-cy']);
+        fake.addProjectRole('10002', 'Developers');
+        fake.addProjectRole('10003', 'Users');
+      });
+
+      it('a role holding browse access is its users and its groups\' members, by email; a role change applies on the next capture', async () => {
+        fake.setRoleActors('OPS', '10002', [{ type: 'user', value: 'acc-ada' }, { type: 'group', value: 'grp-ops' }]);
+        // the same role in another project has other actors: only the project's own count
+        fake.setRoleActors('SEC', '10002', [{ type: 'user', value: 'acc-bob' }]);
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }]);
+        const p = provider();
+        expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:cy@example.test'] });
+        fake.setRoleActors('OPS', '10002', [{ type: 'user', value: 'acc-bob' }, { type: 'group', value: 'grp-ops' }]);
+        expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:bob@example.test', 'user_email:cy@example.test'] });
+        // two roles and a group granted directly: each read once, everyone listed once
+        fake.setRoleActors('OPS', '10003', [{ type: 'group', value: 'grp-eng' }, { type: 'group', value: 'grp-ops' }]);
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }, { type: 'projectRole', value: '10003' }, { type: 'group', value: 'grp-ops' }]);
+        fake.switches.requests.length = 0;
+        expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test', 'user_email:cy@example.test'] });
+        expect(paths()).toEqual(['/rest/api/3/project/OPS/permissionscheme', '/rest/api/3/project/OPS/role/10002', '/rest/api/3/user', '/rest/api/3/group/member', '/rest/api/3/project/OPS/role/10003', '/rest/api/3/group/member']);
+        // a deactivated actor is left out, as Jira lets them sign in nowhere
+        fake.setUserActive('acc-bob', false);
+        expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:cy@example.test'] });
+      });
+
+      it('a role actor whose email is hidden is counted unresolved, once however many grants reach them', async () => {
+        fake.setRoleActors('OPS', '10002', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-eve' }]);
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }]);
+        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null, unresolved: 1 });
+        fake.addGroupMember('grp-ops', 'acc-eve');
+        fake.setRoleActors('OPS', '10003', [{ type: 'group', value: 'grp-ops' }]);
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }, { type: 'projectRole', value: '10003' }, { type: 'user', value: 'acc-eve' }]);
+        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null, unresolved: 1 });
+        const discovered = await provider().discoverResources(ctx());
+        expect(discovered.find((r) => r.resourceId === 'OPS')!.details.browse_access).toEqual({ verdict: 'resource_rule', principals: 2, unresolved_members: 1 });
+        // public browse reaches the hidden actor too
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }, { type: 'anyone' }]);
+        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['__public__'] });
+      });
+
+      it('past 1,000 people a role\'s groups become group principals and its users stay emails', async () => {
+        const many = Array.from({ length: 1200 }, (_, n) => `acc-${n}`);
+        for (const id of many) fake.addUser({ accountId: id, displayName: id, emailAddress: `${id}@example.test` });
+        fake.addGroup('grp-big', 'big', many);
+        fake.setRoleActors('OPS', '10002', [{ type: 'group', value: 'grp-big' }, { type: 'user', value: 'acc-ada' }]);
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }, { type: 'group', value: 'grp-ops' }]);
+        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:grp-big', 'group:jira:grp-ops', 'user_email:ada@example.test'] });
+      });
+
+      it('reading a role goes through the same error handling: 5xx retried, 429 rate limited, 401 the credentials, 404 a missing permission', async () => {
+        fake.setRoleActors('OPS', '10002', [{ type: 'user', value: 'acc-ada' }]);
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }]);
+        fake.switches.afterRequests(1, () => fake.switches.failNext(2, 503));
+        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+        expect(paths().filter((x) => x.includes('/role/'))).toEqual(['/rest/api/3/project/OPS/role/10002', '/rest/api/3/project/OPS/role/10002', '/rest/api/3/project/OPS/role/10002']);
+
+        const until = new Date(Date.now() + 3_600_000);
+        fake.throttleMatching((url) => url.includes('/role/'), 0, until);
+        const limited = await provider().capturePermissions(ctx(), ops()).catch((e: unknown) => e);
+        expect(limited).toBeInstanceOf(RateLimitedError);
+        expect((limited as RateLimitedError).retryAt.toISOString()).toBe(until.toISOString());
+
+        fake.switches.afterRequests(1, () => fake.switches.revokeToken(fake.credential));
+        await expect(provider().capturePermissions(ctx(), ops())).rejects.toBeInstanceOf(AuthError);
+        fake.switches.restoreToken(fake.credential);
+
+        // Jira answers 404 both for a role that is gone and for an account without Administer Projects
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10999' }]);
+        const refused = await provider().capturePermissions(ctx(), ops()).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(ScopeError);
+        expect((refused as Error).message).toMatch(/^Jira answered 404 while reading the project role 10999 of project OPS on http:\/\/127\.0\.0\.1:\d+: the account lacks Administer Projects/);
+        const discovered = await provider().discoverResources(ctx());
+        expect(discovered.find((r) => r.resourceId === 'OPS')!.details.browse_access).toEqual({ error: (refused as Error).message });
+      });
+
+      it('a security level naming a role is its actors who may browse; the role is read once per sync, and a role change is a permission event', async () => {
+        fake.setRoleActors('OPS', '10002', [{ type: 'user', value: 'acc-ada' }, { type: 'group', value: 'grp-ops' }]);
+        fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }, { type: 'user', value: 'acc-bob' }]);
+        fake.setSecurityLevelHolders('OPS', '10100', [{ type: 'projectRole', value: '10002' }]);
+        fake.setSecurityLevel('OPS-3', '10100');
+        const first = await sync(null);
+        const ops3 = first.docs.find((d) => d.metadata.issue_key === 'OPS-3')!;
+        expect(ops3.permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:cy@example.test'] });
+        expect(paths().filter((x) => x.includes('/role/'))).toEqual(['/rest/api/3/project/OPS/role/10002']);
+
+        fake.setRoleActors('OPS', '10002', [{ type: 'user', value: 'acc-bob' }, { type: 'user', value: 'acc-eve' }]);
+        const second = await sync(first.cursor);
+        // Bob may browse (granted directly); Eve hides her email and is counted
+        expect(second.events).toEqual([
+          { kind: 'permission', id: ops3.id, permission: { status: 'captured', acl: ['user_email:bob@example.test'], unresolved: 1 } },
+          { kind: 'checkpoint', cursor: expect.any(String) },
+          { kind: 'checkpoint', cursor: expect.any(String) },
+        ]);
+        expect((await sync(second.cursor)).events).toEqual([{ kind: 'checkpoint', cursor: expect.any(String) }]);
+      });
     });
 
     it('more than 1,000 people become group principals, never a truncated list', async () => {

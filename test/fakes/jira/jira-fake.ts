@@ -15,13 +15,25 @@ export interface JiraUser {
   displayName: string;
   /** Undefined when the user's profile visibility hides it, as Atlassian's privacy settings allow. */
   emailAddress?: string;
+  /** False for a deactivated account (default true): group members and role actors leave it out when asked to. */
+  active?: boolean;
 }
 
 /**
- * Who holds a grant: a group (by id), one user (by account id), every licensed user, anyone, or (issue security
- * levels) the issue's reporter or assignee.
+ * Who holds a grant: a group (by id), one user (by account id), a project role (by role id: its actors in the project),
+ * every licensed user, anyone, or (issue security levels) the issue's reporter or assignee.
  */
-export type JiraHolder = { type: 'group'; value: string } | { type: 'user'; value: string } | { type: 'applicationRole' } | { type: 'anyone' } | { type: 'reporter' } | { type: 'assignee' };
+export type JiraHolder =
+  | { type: 'group'; value: string }
+  | { type: 'user'; value: string }
+  | { type: 'projectRole'; value: string }
+  | { type: 'applicationRole' }
+  | { type: 'anyone' }
+  | { type: 'reporter' }
+  | { type: 'assignee' };
+
+/** Who acts in a project role in one project: a user (by account id) or a group (by group id). */
+export type JiraRoleActor = { type: 'user'; value: string } | { type: 'group'; value: string };
 
 /** A permission holder as Jira sends it with `expand=user`: the user's details beside the account id. */
 export type JiraExpandedHolder = Version3Models.PermissionHolder & { user?: Version3Models.User };
@@ -81,6 +93,8 @@ interface ProjectState {
   securitySchemeId: number;
   /** Levels of the project's issue security scheme, each with the holders who may see its issues. */
   securityLevels: { id: string; name: string; holders: JiraHolder[] }[];
+  /** The actors of each project role in this project, by role id; a role without an entry has none here. */
+  roleActors: Map<string, JiraRoleActor[]>;
 }
 
 /** Start-at pagination as Jira's paged lists do it: startAt, maxResults, total and isLast. */
@@ -134,8 +148,9 @@ function parseJql(jql: string, timeZone: string, projectExists: (key: string) =>
 /**
  * A fake of the Jira Cloud REST API v3 (the endpoints a tracker connector calls): projects, enhanced JQL search paged
  * by `nextPageToken`, comments and other lists paged by `startAt`/`maxResults`, the BROWSE_PROJECTS grants of each
- * project's permission scheme, issue security levels with their members, group members and users whose email may be
- * hidden. Authentication is HTTP Basic with an email and an API token, as for Jira Cloud.
+ * project's permission scheme, issue security levels with their members, project roles (defined for the site, with
+ * actors per project), group members and users whose email may be hidden. Authentication is HTTP Basic with an email
+ * and an API token, as for Jira Cloud.
  */
 export class JiraFake {
   readonly switches: ScenarioSwitches;
@@ -143,6 +158,8 @@ export class JiraFake {
   private readonly issues = new Map<string, IssueState>();
   private readonly groups = new Map<string, { name: string; members: string[] }>();
   private readonly users = new Map<string, JiraUser>();
+  /** The project roles of the site, by id; as in Jira Cloud every project has each role, with actors of its own. */
+  private readonly roles = new Map<string, { name: string; description: string }>();
   private nextId = 0;
   private clock = Date.parse('2024-04-02T08:00:00.000Z');
   private running: RunningFake | undefined;
@@ -174,6 +191,22 @@ export class JiraFake {
     this.groups.get(groupId)!.members.push(accountId);
   }
 
+  /** Deactivates (or reactivates) an account. */
+  setUserActive(accountId: string, active: boolean): void {
+    this.users.get(accountId)!.active = active;
+  }
+
+  /** Defines a project role for the site (Jira's role ids are numbers); it has no actors in any project until set. */
+  addProjectRole(id: string, name: string): void {
+    this.roles.set(id, { name, description: `A project role that represents ${name.toLowerCase()} in a project` });
+  }
+
+  /** Sets who acts in a role in one project: a permission-only change that moves no issue's `updated`, as in Jira. */
+  setRoleActors(projectKey: string, roleId: string, actors: JiraRoleActor[]): void {
+    if (!this.roles.has(roleId)) throw new Error(`no project role ${roleId}`);
+    this.project(projectKey).roleActors.set(roleId, [...actors]);
+  }
+
   /** Refuses the connector's credentials with a 401 until `acceptCredentials`. */
   refuseCredentials(): void {
     this.suspended = true;
@@ -199,6 +232,7 @@ export class JiraFake {
       browse: [...browse],
       securitySchemeId: 30000 + this.projects.size,
       securityLevels: securityLevels.map((l) => ({ ...l, holders: [...l.holders] })),
+      roleActors: new Map(),
     });
   }
 
@@ -336,7 +370,12 @@ export class JiraFake {
     app.get('/rest/api/3/group/member', (req): Version3Models.PageUserDetails => {
       const group = this.groups.get(q(req).groupId);
       if (group === undefined) throw Object.assign(new Error('Specified group does not exist.'), { statusCode: 404 });
-      return { self: req.url, ...startAtPage(group.members.map((id) => this.asUser(this.users.get(id)!)), q(req), size(req, 50, 50)) };
+      const members = group.members.map((id) => this.users.get(id)!).filter((u) => q(req).includeInactiveUsers === 'true' || u.active !== false);
+      return { self: req.url, ...startAtPage(members.map((u) => this.asUser(u)), q(req), size(req, 50, 50)) };
+    });
+    app.get('/rest/api/3/project/:key/role/:id', (req): Version3Models.ProjectRole => {
+      const params = req.params as { key: string; id: string };
+      return this.projectRole(this.project(params.key), params.id, q(req).excludeInactiveUsers === 'true');
     });
     app.get('/rest/api/3/user', (req): Version3Models.User => {
       const user = this.users.get(q(req).accountId);
@@ -415,6 +454,35 @@ export class JiraFake {
     return { issues, isLast: !more, ...(more ? { nextPageToken: Buffer.from(String(offset + size)).toString('base64url') } : {}) };
   }
 
+  /**
+   * A project role with its actors in the project, as `GET /project/{key}/role/{id}` answers: users as
+   * `atlassian-user-role-actor` with `actorUser.accountId` only (no email), groups as `atlassian-group-role-actor` with
+   * `actorGroup` (name and id), sorted by display name; `excludeInactiveUsers` leaves deactivated users out. The
+   * projects are company-managed (classic), whose roles carry no `scope`.
+   */
+  private projectRole(project: ProjectState, roleId: string, excludeInactiveUsers: boolean): Version3Models.ProjectRole {
+    const role = this.roles.get(roleId);
+    if (role === undefined) throw Object.assign(new Error(`No project role with id '${roleId}' exists.`), { statusCode: 404 });
+    const actors = (project.roleActors.get(roleId) ?? []).flatMap((actor, n): Version3Models.RoleActor[] => {
+      const id = Number(`${roleId}${n}`);
+      if (actor.type === 'group') {
+        const name = this.groups.get(actor.value)?.name ?? actor.value;
+        return [{ id, displayName: name, type: 'atlassian-group-role-actor', name, actorGroup: { displayName: name, name, groupId: actor.value } }];
+      }
+      const user = this.users.get(actor.value)!;
+      if (excludeInactiveUsers && user.active === false) return [];
+      return [{ id, displayName: user.displayName, type: 'atlassian-user-role-actor', actorUser: { accountId: user.accountId } }];
+    });
+    actors.sort((a, b) => (a.displayName ?? '').localeCompare(b.displayName ?? ''));
+    return {
+      self: `/rest/api/3/project/${project.project.key}/role/${roleId}`,
+      name: role.name,
+      id: Number(roleId),
+      description: role.description,
+      actors,
+    };
+  }
+
   private permissionScheme(project: ProjectState, expand: string | undefined): Version3Models.PermissionScheme {
     const scheme: Version3Models.PermissionScheme = { id: project.permissionSchemeId, name: `${project.project.key} permission scheme`, self: `/rest/api/3/permissionscheme/${project.permissionSchemeId}` };
     if (!(expand ?? '').split(',').some((e) => e === 'permissions' || e === 'all')) return scheme;
@@ -431,13 +499,15 @@ export class JiraFake {
         const expanded = (expand ?? '').split(',').some((e) => e === 'user' || e === 'all');
         return { type: 'user', parameter: holder.value, value: holder.value, ...(expanded && user ? { user: this.asUser(user) } : {}) };
       }
+      case 'projectRole':
+        return { type: 'projectRole', parameter: holder.value, value: holder.value };
       default:
         return { type: holder.type };
     }
   }
 
   private asUser(user: JiraUser): Version3Models.User {
-    return { accountId: user.accountId, displayName: user.displayName, active: true, accountType: 'atlassian', ...(user.emailAddress === undefined ? {} : { emailAddress: user.emailAddress }) };
+    return { accountId: user.accountId, displayName: user.displayName, active: user.active !== false, accountType: 'atlassian', ...(user.emailAddress === undefined ? {} : { emailAddress: user.emailAddress }) };
   }
 
   /** A clock that moves 90 seconds per event, so times are distinct and some share a minute with the next. */

@@ -97,6 +97,40 @@ describe('Jira Cloud REST v3 fake, driven by jira.js', () => {
     expect(members.map((u) => [u.accountId, u.emailAddress])).toEqual([['acc-ada', 'ada@example.test'], ['acc-bob', 'bob@example.test'], ['acc-eve', undefined]]);
   });
 
+  it('reads a project role with its actors in the project, as users by account id and groups by id, and a role change', async () => {
+    fake.addUser({ accountId: 'acc-cy', displayName: 'Cy', emailAddress: 'cy@example.test', active: false });
+    fake.addProjectRole('10002', 'Developers');
+    fake.setRoleActors('SEC', '10002', [{ type: 'user', value: 'acc-eve' }, { type: 'group', value: 'grp-eng' }, { type: 'user', value: 'acc-cy' }]);
+    fake.setBrowse('SEC', [{ type: 'projectRole', value: '10002' }]);
+    const scheme = await jira.projectPermissionSchemes.getAssignedPermissionScheme({ projectKeyOrId: 'SEC', expand: 'permissions,user,group' });
+    expect(scheme.permissions!.map((p) => p.holder)).toEqual([{ type: 'projectRole', parameter: '10002', value: '10002' }]);
+
+    const role = await jira.projectRoles.getProjectRole({ projectIdOrKey: 'SEC', id: 10002 });
+    expect([role.id, role.name, role.self]).toEqual([10002, 'Developers', '/rest/api/3/project/SEC/role/10002']);
+    // sorted by display name; a user actor carries its account id only, never an email
+    expect(role.actors).toEqual([
+      { id: 100022, displayName: 'Cy', type: 'atlassian-user-role-actor', actorUser: { accountId: 'acc-cy' } },
+      { id: 100021, displayName: 'engineering', type: 'atlassian-group-role-actor', name: 'engineering', actorGroup: { displayName: 'engineering', name: 'engineering', groupId: 'grp-eng' } },
+      { id: 100020, displayName: 'Eve', type: 'atlassian-user-role-actor', actorUser: { accountId: 'acc-eve' } },
+    ]);
+    const active = await jira.projectRoles.getProjectRole({ projectIdOrKey: 'SEC', id: 10002, excludeInactiveUsers: true });
+    expect(active.actors!.map((a) => a.displayName)).toEqual(['engineering', 'Eve']);
+    // the same role in another project has that project's actors (none yet)
+    expect((await jira.projectRoles.getProjectRole({ projectIdOrKey: 'OPS', id: 10002 })).actors).toEqual([]);
+
+    const before = await searchAll('project = SEC ORDER BY updated ASC', 50);
+    fake.setRoleActors('SEC', '10002', [{ type: 'user', value: 'acc-ada' }]);
+    expect((await jira.projectRoles.getProjectRole({ projectIdOrKey: 'SEC', id: 10002 })).actors!.map((a) => a.actorUser?.accountId)).toEqual(['acc-ada']);
+    expect((await searchAll('project = SEC ORDER BY updated ASC', 50)).issues.map((i) => i.fields.updated)).toEqual(before.issues.map((i) => i.fields.updated));
+
+    const missing = (await jira.projectRoles.getProjectRole({ projectIdOrKey: 'SEC', id: 10999 }).catch((e: unknown) => e)) as HttpException;
+    expect(missing.status).toBe(404);
+    // group members: a deactivated user is left out unless asked for
+    fake.addGroupMember('grp-eng', 'acc-cy');
+    expect((await jira.groups.getUsersFromGroup({ groupId: 'grp-eng', includeInactiveUsers: false })).values!.map((u) => u.accountId)).toEqual(['acc-ada', 'acc-bob', 'acc-eve']);
+    expect((await jira.groups.getUsersFromGroup({ groupId: 'grp-eng', includeInactiveUsers: true })).values!.map((u) => [u.accountId, u.active])).toEqual([['acc-ada', true], ['acc-bob', true], ['acc-eve', true], ['acc-cy', false]]);
+  });
+
   it('changes browse grants without moving any issue: only a sweep of the scheme sees it', async () => {
     const before = await searchAll('project = SEC ORDER BY updated ASC', 50);
     fake.setBrowse('SEC', [{ type: 'user', value: 'acc-ada' }]);

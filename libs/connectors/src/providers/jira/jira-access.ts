@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Version3Models } from 'jira.js';
 import { HttpException } from 'jira.js';
 import { emailPrincipal, MAX_PRINCIPALS, PRIVATE, PUBLIC } from '@crs/domain/acl';
-import { ScopeError } from '../../provider-errors';
+import { ProviderError, ScopeError } from '../../provider-errors';
 import type { PermissionCapture, StoredAcl } from '../../provider.port';
 import type { JiraApi } from './jira-api';
 import type { SearchedIssue } from './jira-content';
@@ -21,7 +21,10 @@ export interface Holders {
   groups: Map<string, string[]>;
   /** principals standing for a set Jira does not list (every user of an application role) */
   principals: Set<string>;
-  /** people granted whose email Jira hides, and grants of a kind that names nobody the connector can list */
+  /**
+   * people granted whose email Jira hides (each once, however many grants reach them), and grants of a kind that
+   * names nobody the connector can list
+   */
   unresolved: number;
   /** per-issue grants of a security level: the issue's reporter, its assignee */
   reporter: boolean;
@@ -34,17 +37,25 @@ const userPrincipal = (email: string | undefined): string | undefined => emailPr
 
 const groupPrincipal = (groupId: string) => `group:jira:${groupId.toLowerCase()}`;
 
+/** A group's active members: the principals of those whose email is visible, the account ids of those whose is hidden. */
+interface GroupMembers {
+  emails: string[];
+  hidden: string[];
+}
+
 /**
- * The members of groups and the emails of users, each read once per provider call: groups are paged from
- * /group/member (active users only), a user a grant names without details from /user.
+ * The members of groups, the emails of users and the actors of project roles, each read once per provider call and
+ * kept for that call only: groups are paged from /group/member (active users only), a user a grant names without
+ * details from /user, a role's actors in a project from /project/{key}/role/{id} (active users only).
  */
 export class Directory {
-  private readonly groups = new Map<string, Promise<{ emails: string[]; hidden: number }>>();
+  private readonly groups = new Map<string, Promise<GroupMembers>>();
   private readonly users = new Map<string, Promise<string | undefined>>();
+  private readonly roles = new Map<string, Promise<Version3Models.RoleActor[]>>();
 
   constructor(private readonly api: JiraApi) {}
 
-  groupMembers(groupId: string): Promise<{ emails: string[]; hidden: number }> {
+  groupMembers(groupId: string): Promise<GroupMembers> {
     let members = this.groups.get(groupId);
     if (!members) {
       members = this.readGroup(groupId);
@@ -62,9 +73,34 @@ export class Directory {
     return email;
   }
 
-  private async readGroup(groupId: string): Promise<{ emails: string[]; hidden: number }> {
+  /**
+   * Who acts in a project role in one project: users (by account id; the role carries no email) and groups (by id).
+   * Jira answers 404 both when the role is gone and when the account lacks Administer Projects (or Administer Jira),
+   * which reading the permission scheme needs as well; either way who holds the grant is not known, so it is a
+   * ScopeError that says both.
+   */
+  roleActors(projectKey: string, roleId: number): Promise<Version3Models.RoleActor[]> {
+    const key = `${projectKey}/${roleId}`;
+    let actors = this.roles.get(key);
+    if (!actors) {
+      const what = `reading the project role ${roleId} of project ${projectKey}`;
+      actors = this.api.call(what, (c) => c.projectRoles.getProjectRole({ projectIdOrKey: projectKey, id: roleId, excludeInactiveUsers: true })).then(
+        (role) => role.actors ?? [],
+        (err: unknown) => {
+          if (err instanceof ProviderError && err.cause instanceof HttpException && err.cause.status === 404) {
+            throw new ScopeError(`Jira answered 404 while ${what} on ${this.api.site.baseUrl}: the account lacks Administer Projects for the project (or Administer Jira), or the role was deleted. Give the account the permission; who holds a grant to the role is not known until then.`, { cause: err.cause });
+          }
+          throw err;
+        },
+      );
+      this.roles.set(key, actors);
+    }
+    return actors;
+  }
+
+  private async readGroup(groupId: string): Promise<GroupMembers> {
     const emails: string[] = [];
-    let hidden = 0;
+    const hidden: string[] = [];
     for (let startAt = 0; ; ) {
       this.api.checkAborted();
       const page = await this.api.call(`reading the members of group ${groupId}`, (c) => c.groups.getUsersFromGroup({ groupId, startAt, maxResults: 50, includeInactiveUsers: false }));
@@ -72,7 +108,8 @@ export class Directory {
       for (const user of values) {
         const principal = userPrincipal(user.emailAddress);
         if (principal) emails.push(principal);
-        else hidden++;
+        // A member without an account id still counts, as someone no other grant can be matched with.
+        else hidden.push(user.accountId ?? `${groupId}#${startAt}:${hidden.length}`);
       }
       startAt += values.length;
       if (page.isLast !== false || values.length === 0) return { emails, hidden };
@@ -81,13 +118,35 @@ export class Directory {
 }
 
 /**
- * Who the grants reach. `user` and `group` are listed (groups expanded to their members); `anyone` is public; an
- * application role (every user licensed for Jira, or for one product) is the principal
+ * Who the grants of a project reach. `user` and `group` are listed (groups expanded to their members); a
+ * `projectRole` is its actors in the project (`GET project/{key}/role/{id}`), each user and group listed as if granted
+ * directly; `anyone` is public; an application role (every user licensed for Jira, or for one product) is the principal
  * `group:jira:application-role[:<key>]`, which a caller declares; the issue's reporter and assignee are noted for
- * security levels. Every other kind (project roles, custom fields, the project lead) counts as unresolved.
+ * security levels. Every other kind (custom fields, the project lead) and a role actor of another kind count as
+ * unresolved. A person whose email is hidden counts once, however many grants reach them.
  */
-export async function resolveHolders(holders: ExpandedHolder[], directory: Directory): Promise<Holders> {
+export async function resolveHolders(holders: ExpandedHolder[], directory: Directory, projectKey: string): Promise<Holders> {
   const out = emptyHolders();
+  const hidden = new Set<string>();
+  let other = 0;
+  const addUser = async (accountId: string | undefined, details?: Version3Models.User) => {
+    // Jira names a role actor whose record was deleted `unknown`: nobody to look up.
+    const known = accountId && accountId !== 'unknown' ? accountId : undefined;
+    const email = details ? details.emailAddress : known ? await directory.userEmail(known) : undefined;
+    const principal = userPrincipal(email);
+    if (principal) out.emails.add(principal);
+    else if (known) hidden.add(known);
+    else other++;
+  };
+  const addGroup = async (groupId: string | undefined) => {
+    if (!groupId) {
+      other++;
+      return;
+    }
+    const members = await directory.groupMembers(groupId);
+    out.groups.set(groupId, members.emails);
+    for (const accountId of members.hidden) hidden.add(accountId);
+  };
   for (const holder of holders) {
     switch (holder.type) {
       case 'anyone':
@@ -96,23 +155,23 @@ export async function resolveHolders(holders: ExpandedHolder[], directory: Direc
       case 'applicationRole':
         out.principals.add(holder.parameter ? `group:jira:application-role:${holder.parameter.toLowerCase()}` : 'group:jira:application-role');
         break;
-      case 'user': {
-        const accountId = holder.value ?? holder.parameter;
-        const email = holder.user ? holder.user.emailAddress : accountId ? await directory.userEmail(accountId) : undefined;
-        const principal = userPrincipal(email);
-        if (principal) out.emails.add(principal);
-        else out.unresolved++;
+      case 'user':
+        await addUser(holder.value ?? holder.parameter, holder.user);
         break;
-      }
-      case 'group': {
-        const groupId = holder.value;
-        if (!groupId) {
-          out.unresolved++;
+      case 'group':
+        await addGroup(holder.value);
+        break;
+      case 'projectRole': {
+        const roleId = holder.value ?? holder.parameter;
+        if (!roleId || !/^\d+$/.test(roleId)) {
+          other++;
           break;
         }
-        const members = await directory.groupMembers(groupId);
-        out.groups.set(groupId, members.emails);
-        out.unresolved += members.hidden;
+        for (const actor of await directory.roleActors(projectKey, Number(roleId))) {
+          if (actor.type === 'atlassian-user-role-actor') await addUser(actor.actorUser?.accountId);
+          else if (actor.type === 'atlassian-group-role-actor') await addGroup(actor.actorGroup?.groupId);
+          else other++;
+        }
         break;
       }
       case 'reporter':
@@ -122,9 +181,10 @@ export async function resolveHolders(holders: ExpandedHolder[], directory: Direc
         out.assignee = true;
         break;
       default:
-        out.unresolved++;
+        other++;
     }
   }
+  out.unresolved = hidden.size + other;
   return out;
 }
 
@@ -163,7 +223,7 @@ export async function browseAccess(api: JiraApi, projectKey: string, directory =
   const scheme = await api.call(`reading the permission scheme of project ${projectKey}`, (c) => c.projectPermissionSchemes.getAssignedPermissionScheme({ projectKeyOrId: projectKey, expand: 'permissions,user,group' }), true);
   const grants = (scheme.permissions ?? []).filter((p) => p.permission === 'BROWSE_PROJECTS' && p.holder).map((p) => p.holder as ExpandedHolder);
   // The reporter, assignee or lead of each issue: not a resource-wide grant; left out, which only narrows.
-  const holders = await resolveHolders(grants.filter((h) => !['reporter', 'assignee', 'projectLead', 'reporterWithCreatePermission', 'assigneeWithAssignablePermission'].includes(h.type)), directory);
+  const holders = await resolveHolders(grants.filter((h) => !['reporter', 'assignee', 'projectLead', 'reporterWithCreatePermission', 'assigneeWithAssignablePermission'].includes(h.type)), directory, projectKey);
   const acl = holdersAcl(holders, `group:jira:browse:${projectKey.toLowerCase()}`);
   // A public grant reaches everyone, the people the connector cannot name included.
   const unresolved = holders.public ? 0 : holders.unresolved;
@@ -249,7 +309,17 @@ export class SecurityLevels {
     }
     for (const level of scheme.levels ?? []) {
       if (!level.id) continue;
-      const holders = await resolveHolders(grants.get(String(level.id)) ?? [], this.directory);
+      let holders: Holders;
+      try {
+        holders = await resolveHolders(grants.get(String(level.id)) ?? [], this.directory, this.projectKey);
+      } catch (err) {
+        // A project role (or group) of the level the account may not read: who may see the level is not known.
+        if (err instanceof ScopeError) {
+          this.refused = err;
+          return;
+        }
+        throw err;
+      }
       const people: LevelRule['people'] = holders.public && this.browse(PUBLIC) ? 'public' : new Set([...holders.emails, ...[...holders.groups.values()].flat()].filter(this.browse));
       const digest = createHash('sha256')
         .update(JSON.stringify([people === 'public' ? PUBLIC : [...people].sort(), holders.public, holders.reporter, holders.assignee, holders.unresolved]))

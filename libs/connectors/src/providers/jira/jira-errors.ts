@@ -88,7 +88,7 @@ export function toProviderError(err: unknown, call: CallContext, now: Date): Pro
       return new AuthError(`Jira refused the connector's credentials while ${where}${detail}. The API token may have been revoked or the email changed: update the connector's email and api_token.`, { cause: err });
     }
     if (http.status === 403) {
-      return new ScopeError(`The Jira account may not do this: ${where} was refused${detail}. Give the account the permission this needs (Browse projects to read issues; Administer Jira or Administer projects to read permission schemes and issue security levels).`, { cause: err });
+      return new ScopeError(`The Jira account may not do this: ${where} was refused${detail}. Give the account the permission this needs (Browse projects to read issues; Administer Jira or Administer projects to read permission schemes, project roles and issue security levels).`, { cause: err });
     }
     if (http.status === 429) {
       const retryAt = retryAtOf(http.headers, now);
