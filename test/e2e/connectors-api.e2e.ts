@@ -78,10 +78,14 @@ describe('the /connectors routes', () => {
     await admin?.end();
   });
 
-  it('GET /connectors/providers lists the database provider; ?id= describes it; an unknown id is 404', async () => {
+  it('GET /connectors/providers lists every provider; ?id= describes one; an unknown id is 404', async () => {
     const all = await req('GET', '/connectors/providers');
     expect(all.status).toBe(200);
-    expect(all.body.data.providers.map((p: any) => p.id)).toContain('postgres');
+    expect(all.body.data.providers.map((p: any) => p.id)).toEqual(['confluence', 'github', 'google_drive', 'jira', 'postgres', 'slack']);
+    // The five source apps capture permissions (rule 11), each needs a secret, and each writes filterable fields.
+    for (const p of all.body.data.providers.filter((x: any) => x.id !== 'postgres')) {
+      expect([p.id, p.captures_permissions, p.credential_fields.some((f: any) => f.secret), p.filterable_fields.length > 0]).toEqual([p.id, true, true, true]);
+    }
     const one = await req('GET', '/connectors/providers?id=postgres');
     expect(one.body.data.providers).toEqual([
       expect.objectContaining({
