@@ -348,6 +348,19 @@ describe('GitHub provider against the GitHub fake', () => {
       expect(await p.capturePermissions(ctx(), repo(HELLO))).toEqual({ status: 'captured', acl: ['user_email:ada@example.com'] });
     });
 
+    it('internal (every member of the enterprise reads it, the public does not): restricted, with members it cannot name', async () => {
+      const p = provider();
+      fake.setVisibility(HELLO, 'internal');
+      for (const c of fake.recordedCollaborators) fake.addCollaborator(HELLO, c);
+      fake.setPublicEmail(userA, 'ada@example.com');
+      fake.setPublicEmail(userB, 'bob@example.com');
+      expect(await p.inspectPermissions(ctx(), repo(HELLO))).toEqual({ visibility: 'internal', collaborators: 0, unresolved: [], verdict: { status: 'captured', acl: null, unresolved: 1 } });
+      // the verdict is neither public nor the collaborators: with no API rule nobody retrieves it, with one the rule decides
+      const verdict = await p.capturePermissions(ctx(), repo(HELLO));
+      expect(isVisible(effectiveAccess({ document: { status: 'off' }, resource: verdict, apiRule: undefined }).acl, callerPrincipals(['ada@example.com']))).toBe(false);
+      expect(isVisible(effectiveAccess({ document: { status: 'off' }, resource: verdict, apiRule: ['user_email:ada@example.com'] }).acl, callerPrincipals(['ada@example.com']))).toBe(true);
+    });
+
     it('more than 1,000 collaborators is the repository\'s group principal, read without looking up any profile', async () => {
       fake.setVisibility(HELLO, 'private');
       for (let i = 0; i < 1001; i++) fake.addCollaborator(HELLO, collaborator(`member-${i}`, 100 + i));
@@ -371,7 +384,7 @@ describe('GitHub provider against the GitHub fake', () => {
       await fc.assert(
         fc.asyncProperty(
           fc.record({
-            visibility: fc.constantFrom<'public' | 'private'>('public', 'private'),
+            visibility: fc.constantFrom<'public' | 'private' | 'internal'>('public', 'private', 'internal'),
             members: fc.subarray(logins),
             hidden: fc.subarray(logins),
             apiRule: fc.option(fc.subarray(logins.map((l) => `user_email:${l}@example.com`)), { nil: undefined }),
@@ -392,13 +405,14 @@ describe('GitHub provider against the GitHub fake', () => {
               const apiAllows = apiRule === undefined ? true : apiRule.includes(`user_email:${login}@example.com`);
               // Public at GitHub: everyone reads it, unless an API rule narrows it (a public verdict does not override
               // one). Private with every collaborator resolved: exactly the collaborators. Private with one hidden
-              // email: the API rule decides, and with none nobody reads it (the repository is known not to be open).
-              const expected = visibility === 'public' ? apiAllows : resolved ? members.includes(login) : apiRule !== undefined && apiAllows;
+              // email, or internal (every enterprise member reads it, and they cannot be named): the API rule decides,
+              // and with none nobody reads it (the repository is known not to be open).
+              const expected = visibility === 'public' ? apiAllows : visibility === 'private' && resolved ? members.includes(login) : apiRule !== undefined && apiAllows;
               expect({ visibility, members, hidden, apiRule, login, retrieves }).toEqual({ visibility, members, hidden, apiRule, login, retrieves: expected });
             }
           },
         ),
-        { numRuns: 40 },
+        { numRuns: 60 },
       );
     });
   });

@@ -144,10 +144,13 @@ export class GitHubFake {
     user.email = email;
   }
 
-  /** Changes visibility only; nothing in the repository's content or issues moves. */
-  setVisibility(fullName: string, visibility: 'public' | 'private'): void {
+  /**
+   * Changes visibility only; nothing in the repository's content or issues moves. An internal repository (GitHub
+   * Enterprise: readable by every member of the enterprise) is not public: GitHub reports it with `private: true`.
+   */
+  setVisibility(fullName: string, visibility: 'public' | 'private' | 'internal'): void {
     const { repository } = this.state(fullName);
-    repository.private = visibility === 'private';
+    repository.private = visibility !== 'public';
     repository.visibility = visibility;
   }
 

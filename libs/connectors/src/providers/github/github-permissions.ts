@@ -10,7 +10,7 @@ export interface PermissionReport {
   visibility: 'public' | 'private' | 'internal';
   /** collaborators listed (for a private repository); `MAX_PRINCIPALS + 1` stands for "more than the limit" */
   collaborators: number;
-  /** collaborators whose profile shows no public email (or one that is not an email address) */
+  /** collaborators whose profile shows no public email (or one that is not an email address); none for internal */
   unresolved: string[];
   verdict: ResourcePermission;
 }
@@ -31,7 +31,9 @@ export function repositoryGroup(repository: RepositoryName, host: string): strin
  * organization team, organization owners) as `user_email:` principals when each one shows a public email; when any
  * does not, the capture says nothing (`acl: null`) so the resource's access rule governs, and the report names how
  * many were unresolved; more than MAX_PRINCIPALS collaborators: the repository's group principal. Internal
- * (Enterprise: readable by every member of the enterprise, who are not collaborators): says nothing.
+ * (Enterprise: readable by every member of the enterprise, who are not collaborators and whom no call lists):
+ * restricted, with readers it cannot name (`acl: null, unresolved: 1`), so the resource's access rule governs and,
+ * with none, the repository is closed; never public, which it is not.
  */
 export async function inspectPermissions(client: GitHubClient, repository: RepositoryName, host: string, signal?: AbortSignal): Promise<PermissionReport> {
   const what = `the repository ${repository.fullName}`;
@@ -43,7 +45,7 @@ export async function inspectPermissions(client: GitHubClient, repository: Repos
     throw githubError(err, what, host);
   }
   if (visibility === 'public') return { visibility, collaborators: 0, unresolved: [], verdict: { status: 'captured', acl: [PUBLIC] } };
-  if (visibility === 'internal') return { visibility, collaborators: 0, unresolved: [], verdict: { status: 'captured', acl: null } };
+  if (visibility === 'internal') return { visibility, collaborators: 0, unresolved: [], verdict: { status: 'captured', acl: null, unresolved: 1 } };
 
   const logins: string[] = [];
   try {
