@@ -1,11 +1,15 @@
-import { lookup } from 'node:dns';
+import { once } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { callerPrincipals, isVisible } from '@crs/domain/acl';
 import { effectiveAccess } from '@crs/domain/connectors/access-precedence';
 import { AuthError, ConfigurationError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
 import type { ExistingDocument, ResourceConfig, SyncEvent } from '@crs/connectors/provider.port';
 import { GitHubOctokit } from '@crs/connectors/providers/github/github-client';
-import { nodeFetch } from '@crs/connectors/providers/github/github-fetch';
+import { GitHubFetchError, githubFetch } from '@crs/connectors/providers/github/github-fetch';
+import { publicOnlyAgents } from '@crs/network/public-agents';
 import { GitHubProvider, type GitHubProviderOptions } from '@crs/connectors/providers/github/github.provider';
 import type { RunningFake } from '../fakes/loopback-server';
 import { GitHubFake, type GitHubCollaborator } from '../fakes/github/github-fake';
@@ -13,8 +17,8 @@ import { GitHubFake, type GitHubCollaborator } from '../fakes/github/github-fake
 /**
  * The GitHub provider against the GitHub fake on 127.0.0.1, with the real Octokit client: what a sync reads and in
  * which pages, the cursor, the calls of an unchanged sync, throttling, server errors, a revoked token, edits during a
- * crawl, back-dated issues, deletions, the permission capture (with a fast-check property) and the private-network
- * rule for Enterprise URLs.
+ * crawl, back-dated issues, deletions, the limits on responses, time and pages, the permission capture (with a
+ * fast-check property), and the rules for Enterprise URLs: https only, public addresses only, no redirect elsewhere.
  */
 const ORG = 'octokit-fixture-org';
 const HELLO = `${ORG}/hello-world`;
@@ -329,6 +333,25 @@ describe('GitHub provider against the GitHub fake', () => {
     });
   });
 
+  describe('limits: response bytes, time', () => {
+
+    it('a response over maxResponseBytes is a ConfigurationError naming the limit, and is not retried', async () => {
+      const err = await caught(provider({ maxResponseBytes: 1024 }).capturePermissions(ctx(), repo(HELLO)));
+      expect(err).toBeInstanceOf(ConfigurationError);
+      expect((err as Error).message).toBe(`github.com answered with more than 1024 bytes while reading the repository ${HELLO}; the connector reads at most that much of one response.`);
+      expect(fake.switches.requests).toEqual([`GET /repos/${HELLO}`]);
+    });
+
+    it('a response that stalls past requestTimeoutMs is a TransientError at the deadline, not a wait without end', async () => {
+      fake.stallNext();
+      const before = Date.now();
+      const err = await caught(provider({ requestTimeoutMs: 300 }).capturePermissions(ctx(), repo(HELLO)));
+      expect(err).toBeInstanceOf(TransientError);
+      expect((err as Error).message).toBe(`github.com did not answer within 300 ms while reading the repository ${HELLO}; it will be retried.`);
+      expect(Date.now() - before).toBeLessThan(3000);
+    }, 10_000);
+  });
+
   describe('permission capture (rule 11)', () => {
     const [userA, userB] = ['octokit-fixture-user-a', 'octokit-fixture-user-b'];
     const collaborator = (login: string, id: number): GitHubCollaborator => ({ ...fake.recordedCollaborators[0], login, id, role_name: 'read' });
@@ -417,18 +440,99 @@ describe('GitHub provider against the GitHub fake', () => {
     });
   });
 
-  describe('GitHub Enterprise base_url and private networks', () => {
+  describe('GitHub Enterprise base_url: https, public addresses, no redirect elsewhere', () => {
+    /** A name that is public when checked before the first call and loopback when a socket connects (DNS rebinding). */
+    const rebinding = () => {
+      let calls = 0;
+      return async () => (calls++ === 0 ? [{ address: '140.82.112.6', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
+    };
+
     it('refuses a base_url on a loopback or private address before any call, unless private networks are allowed', async () => {
       const strict = provider({ allowPrivateNetworks: false });
       const err = await caught(strict.validateCredentials({ credentials: { token: fake.token, base_url: server.url } }));
       expect(err).toBeInstanceOf(TargetForbiddenError);
-      expect((err as Error).message).toBe("The base_url leads to 127.0.0.1, which is not on the public internet (127.0.0.1 is a private, loopback, link-local or reserved address); connectors may not connect to this service's own network.");
+      expect((err as Error).message).toBe('base_url uses http://; credentials may only be sent over https://.');
+      const secure = await caught(strict.validateCredentials({ credentials: { token: fake.token, base_url: server.url.replace('http:', 'https:') } }));
+      expect(secure).toBeInstanceOf(TargetForbiddenError);
+      expect((secure as Error).message).toBe("base_url leads to 127.0.0.1, which is not on the public internet (127.0.0.1 is a private, loopback, link-local or reserved address); connectors may not connect to this service's own network.");
       expect((await provider().validateCredentials({ credentials: { token: fake.token, base_url: server.url } })).accountScope).toBe(`${new URL(server.url).host}/crs-connector`);
       expect(await caught(strict.validateCredentials({ credentials: { token: fake.token, base_url: 'file:///etc/passwd' } }))).toBeInstanceOf(ConfigurationError);
+      expect(fake.switches.requests).toEqual(['GET /user']);
     });
 
-    it('the fetch those connections use speaks HTTP as Octokit expects: JSON, Link paging, raw bodies, errors', async () => {
-      const client = new GitHubOctokit({ auth: fake.token, baseUrl: server.url, request: { fetch: nodeFetch(lookup) }, throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false }, retry: { retryAfterBaseValue: 5 } });
+    it('refuses an http:// base_url on a public host before any call: the token would cross the network in clear', async () => {
+      const strict = provider({ allowPrivateNetworks: false, lookup: rebinding(), serverErrorRetries: 0 });
+      const err = await caught(strict.validateCredentials({ credentials: { token: fake.token, base_url: `http://github.example.com:${new URL(server.url).port}/api/v3` } }));
+      expect(err).toBeInstanceOf(TargetForbiddenError);
+      expect((err as Error).message).toBe('base_url uses http://; credentials may only be sent over https://.');
+      expect(fake.switches.requests).toEqual([]);
+    });
+
+    it('checks again when connecting: a name that resolves to a private address by then is refused', async () => {
+      const strict = provider({ allowPrivateNetworks: false, lookup: rebinding(), serverErrorRetries: 0 });
+      const err = await caught(strict.validateCredentials({ credentials: { token: fake.token, base_url: `https://ghe.example.test:${new URL(server.url).port}/api/v3` } }));
+      expect(err).toBeInstanceOf(TargetForbiddenError);
+      const port = new URL(server.url).port;
+      expect((err as Error).message).toBe(`Connecting to ghe.example.test:${port} was refused while reading the account of the token: ghe.example.test resolves to 127.0.0.1, which is not a public address; connectors may not connect to this service's own network.`);
+      expect(fake.switches.requests).toEqual([]);
+    });
+
+    it('follows a redirect within the same origin, with the token', async () => {
+      fake.redirect(`/repos/${ORG}/old-name`, `/repos/${HELLO}`, 301);
+      fake.redirect(`/repos/${ORG}/older-name`, `${server.url}/repos/${ORG}/old-name`, 307);
+      expect(await provider().capturePermissions(ctx(), repo(`${ORG}/older-name`))).toEqual({ status: 'captured', acl: ['__public__'] });
+      expect(fake.switches.requests).toEqual([`GET /repos/${ORG}/older-name`, `GET /repos/${ORG}/old-name`, `GET /repos/${HELLO}`]);
+    });
+
+    describe('a redirect to another origin', () => {
+      let elsewhere: http.Server;
+      let reached: { url: string; authorization: string | undefined }[];
+      let port: number;
+      beforeEach(async () => {
+        reached = [];
+        elsewhere = http.createServer((req, res) => {
+          reached.push({ url: req.url ?? '', authorization: req.headers.authorization });
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ visibility: 'public', private: false, full_name: HELLO }));
+        });
+        elsewhere.listen(0, '127.0.0.1');
+        await once(elsewhere, 'listening');
+        port = (elsewhere.address() as AddressInfo).port;
+      });
+      afterEach(async () => {
+        elsewhere.closeAllConnections();
+        await new Promise((resolve) => elsewhere.close(resolve));
+      });
+
+      it('is a ConfigurationError naming where it pointed, and nothing is sent there', async () => {
+        for (const location of [`http://localhost:${port}/latest/meta-data/iam`, `http://127.0.0.1:${port}/repos/${HELLO}`, `https://127.0.0.1:${new URL(server.url).port}/repos/${HELLO}`]) {
+          fake.redirect(`/repos/${HELLO}`, location);
+          const err = await caught(provider().capturePermissions(ctx(), repo(HELLO)));
+          expect({ location, err: err instanceof ConfigurationError, message: (err as Error).message }).toEqual({
+            location,
+            err: true,
+            message: `github.com redirected the request for the repository ${HELLO} to ${location}; the connector follows redirects only within ${server.url}, so the token goes nowhere else. Set base_url to the address the API answers on.`,
+          });
+        }
+        expect(reached).toEqual([]);
+        expect(fake.switches.requests).toEqual([`GET /repos/${HELLO}`, `GET /repos/${HELLO}`, `GET /repos/${HELLO}`]);
+      });
+
+      it('is refused after a redirect within the origin too', async () => {
+        const enterprise = { credentials: { token: fake.token, base_url: `${server.url}/api/v3` } };
+        fake.redirect(`/api/v3/repos/${ORG}/old-name`, `/api/v3/repos/${HELLO}`, 301);
+        fake.redirect(`/api/v3/repos/${HELLO}`, `http://localhost:${port}/latest/meta-data`);
+        const err = await caught(provider().capturePermissions(enterprise, repo(`${ORG}/old-name`)));
+        expect(err).toBeInstanceOf(ConfigurationError);
+        expect((err as Error).message).toBe(`${new URL(server.url).host} redirected the request for the repository ${ORG}/old-name to http://localhost:${port}/latest/meta-data; the connector follows redirects only within ${server.url}, so the token goes nowhere else. Set base_url to the address the API answers on.`);
+        expect(fake.switches.requests).toEqual([`GET /api/v3/repos/${ORG}/old-name`, `GET /api/v3/repos/${HELLO}`]);
+        expect(reached).toEqual([]);
+      });
+    });
+
+    it('the fetch speaks HTTP as Octokit expects: JSON, Link paging, raw bodies, errors', async () => {
+      const fetch = githubFetch({ httpAgent: new http.Agent(), httpsAgent: new https.Agent(), maxBytes: 1 << 20, timeoutMs: 5000 });
+      const client = new GitHubOctokit({ auth: fake.token, baseUrl: server.url, request: { fetch }, throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false }, retry: { retryAfterBaseValue: 5 } });
       const issues = await client.paginate(client.issues.listForRepo, { owner: ORG, repo: 'paginate-issues', state: 'all', per_page: 5 });
       expect(issues.map((i) => i.number)).toEqual([13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
       const raw = await client.repos.getContent({ owner: ORG, repo: 'hello-world', path: 'README.md', mediaType: { format: 'raw' } });
@@ -438,14 +542,17 @@ describe('GitHub provider against the GitHub fake', () => {
       expect([err.status, err.message]).toEqual([401, 'Bad credentials - https://docs.github.com/rest']);
     });
 
-    it('checks again when connecting: a name that resolves to a private address by then is refused', async () => {
-      let calls = 0;
-      // public when checked first, loopback when the socket connects (DNS rebinding)
-      const lookup = async () => (calls++ === 0 ? [{ address: '140.82.112.6', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
-      const strict = provider({ allowPrivateNetworks: false, lookup, serverErrorRetries: 0 });
-      const err = await caught(strict.validateCredentials({ credentials: { token: fake.token, base_url: `http://ghe.example.test:${new URL(server.url).port}/api/v3` } }));
-      expect(err).toBeInstanceOf(TransientError);
-      expect((err as Error).message).toContain('127.0.0.1, which is not a public address');
+    it('the fetch over public-only agents connects to no private address, literal or by name', async () => {
+      const { httpAgent, httpsAgent } = publicOnlyAgents({ lookup: async () => [{ address: '127.0.0.1', family: 4 }] });
+      const fetch = githubFetch({ httpAgent, httpsAgent, maxBytes: 1 << 20, timeoutMs: 5000 });
+      const port = new URL(server.url).port;
+      for (const url of [`http://ghe.example.test:${port}/user`, `http://127.0.0.1:${port}/user`, 'http://169.254.169.254/latest/meta-data', 'https://10.0.0.5/api/v3/user']) {
+        const err = await caught(fetch(url, { method: 'GET', headers: { authorization: `token ${fake.token}` } }));
+        expect({ url, refused: err instanceof GitHubFetchError && err.failure.kind === 'private-target' }).toEqual({ url, refused: true });
+      }
+      expect(fake.switches.requests).toEqual([]);
+      httpAgent.destroy();
+      httpsAgent.destroy();
     });
   });
 });

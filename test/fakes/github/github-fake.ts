@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RestEndpointMethodTypes } from '@octokit/rest';
 import { createFakeApp, listenOnLoopback, type RunningFake } from '../loopback-server';
@@ -66,6 +67,18 @@ export class GitHubFake {
   private readonly refusedTokens = new Set<string>();
   private readonly repositories = new Map<string, RepositoryState>();
   private readonly users = new Map<string, GitHubPublicUser>();
+  /** Redirects answered instead of a route, by request path and query: where to and with which status. */
+  private readonly redirects = new Map<string, { location: string; status: number }>();
+  /** Sizes a tree reports instead of a blob's real size, by `<owner/name>:<path>`. */
+  private readonly reportedSizes = new Map<string, number>();
+  /** Requests still to answer with headers and the start of a body, then nothing more (a stalled response). */
+  private stallsPending = 0;
+  private readonly stalled: ServerResponse[] = [];
+  /**
+   * When set, every list page says there is a next page and links it to the page just read, as a server whose
+   * pagination never ends would.
+   */
+  endlessPages = false;
   private running: RunningFake | undefined;
 
   constructor(readonly token = 'ghp_faketoken000000000000000000000000001') {
@@ -154,6 +167,24 @@ export class GitHubFake {
     repository.visibility = visibility;
   }
 
+  /**
+   * Answers a request for `pathAndQuery` (as the client sends it, e.g. `/repos/o/r`) with a redirect to `location`
+   * instead of the route, before the token is looked at, as a host that redirects every caller would.
+   */
+  redirect(pathAndQuery: string, location: string, status = 302): void {
+    this.redirects.set(pathAndQuery, { location, status });
+  }
+
+  /** Makes the tree report `size` for a file instead of its real size (the blob itself keeps its real content). */
+  misreportSize(fullName: string, path: string, size: number): void {
+    this.reportedSizes.set(`${fullName}:${path}`, size);
+  }
+
+  /** The next `times` requests get their status line, headers and the start of a body, and then nothing more. */
+  stallNext(times = 1): void {
+    this.stallsPending += times;
+  }
+
   /** Refuses the collaborator listing (403) as GitHub does for a token without push access to the repository. */
   hideCollaborators(fullName: string): void {
     this.state(fullName).collaboratorsHidden = true;
@@ -239,6 +270,17 @@ export class GitHubFake {
   async start(): Promise<RunningFake> {
     const app = createFakeApp();
     app.addHook('onRequest', async (req, reply) => {
+      const redirect = this.redirects.get(req.url);
+      if (redirect !== undefined) return reply.code(redirect.status).header('location', redirect.location).send({ message: 'Moved', url: redirect.location });
+      if (this.stallsPending > 0) {
+        this.stallsPending--;
+        this.switches.answered(req.method, req.url);
+        reply.hijack();
+        reply.raw.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+        reply.raw.write('{"message":');
+        this.stalled.push(reply.raw);
+        return reply;
+      }
       const token = this.tokenOf(req);
       if (token !== undefined && this.refusedTokens.has(token)) return this.interrupt(reply, { kind: 'unauthorized', reason: 'revoked' });
       const interruption = this.switches.intercept(token);
@@ -290,6 +332,7 @@ export class GitHubFake {
   }
 
   async stop(): Promise<void> {
+    for (const res of this.stalled.splice(0)) res.destroy();
     await this.running?.close();
     this.running = undefined;
   }
@@ -341,6 +384,10 @@ export class GitHubFake {
       url.searchParams.set('per_page', String(perPage));
       return `<${url.toString()}>; rel="${rel}"`;
     };
+    if (this.endlessPages) {
+      reply.header('link', linkTo(page, 'next'));
+      return items.slice((page - 1) * perPage, page * perPage);
+    }
     const links = [
       ...(page > 1 ? [linkTo(page - 1, 'prev')] : []),
       ...(page < last ? [linkTo(page + 1, 'next'), linkTo(last, 'last')] : []),
@@ -389,7 +436,7 @@ export class GitHubFake {
     if (files === undefined) return reply.code(404).send({ message: 'Not Found', documentation_url: 'https://docs.github.com/rest/git/trees#get-a-tree', status: '404' });
     // A recursive tree lists every folder (type `tree`) as well as every file (type `blob`).
     const blobs = [...files].map(([path, content]) => ({
-      path, mode: '100644', type: 'blob', sha: blobSha(content), size: Buffer.byteLength(content), url: `${state.repository.url}/git/blobs/${blobSha(content)}`,
+      path, mode: '100644', type: 'blob', sha: blobSha(content), size: this.reportedSizes.get(`${state.repository.full_name}:${path}`) ?? Buffer.byteLength(content), url: `${state.repository.url}/git/blobs/${blobSha(content)}`,
     }));
     const folderPaths = new Set([...files.keys()].flatMap((p) => p.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
     const folders = [...folderPaths].map((path) => ({ path, mode: '040000', type: 'tree', sha: blobSha(`${sha}:${path}`), url: `${state.repository.url}/git/trees/${blobSha(`${sha}:${path}`)}` }));

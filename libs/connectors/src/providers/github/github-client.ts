@@ -1,11 +1,13 @@
+import http from 'node:http';
+import https from 'node:https';
 import { Octokit } from '@octokit/rest';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import type { LookupFn } from '@crs/network/address-policy';
-import { privateTargetReason } from '@crs/network/public-targets';
-import { ConfigurationError, TargetForbiddenError } from '../../provider-errors';
+import { ConfigurationError } from '../../provider-errors';
 import type { Credentials, ProviderContext } from '../../provider.port';
-import { publicOnlyFetch } from './github-fetch';
+import { checkUserUrl } from '../../user-target';
+import { githubFetch } from './github-fetch';
 
 /** Octokit with the throttling and retry plugins: the client every call of the provider goes through. */
 export const GitHubOctokit = Octokit.plugin(throttling, retry);
@@ -25,6 +27,12 @@ export interface GitHubClientSettings {
   retryBaseMs: number;
   /** How names are resolved for the SSRF checks (tests replace it). */
   lookup?: LookupFn;
+  /** The agents a user-given `base_url` is reached through unless private networks are allowed (`publicOnlyAgents`). */
+  publicAgents: { httpAgent: http.Agent; httpsAgent: https.Agent };
+  /** The most bytes of one response that are read. */
+  maxResponseBytes: number;
+  /** The overall deadline of one call, redirects included. */
+  requestTimeoutMs: number;
 }
 
 /** A client for one call of the provider, and the API origin it talks to (for messages). */
@@ -44,25 +52,14 @@ export function tokenOf(credentials: Credentials): string {
 
 /**
  * The API URL the credentials lead to: their `base_url` (GitHub Enterprise Server, e.g.
- * `https://github.example.com/api/v3`) or the operator's `apiUrl`. A user-given URL must be http(s) and, unless
- * private networks are allowed, lead to public addresses only (TargetForbiddenError otherwise).
+ * `https://github.example.com/api/v3`) or the operator's `apiUrl`. A user-given URL is checked by `checkUserUrl`
+ * before anything is sent: https only (the token travels to it), no user, query or fragment, and, unless private
+ * networks are allowed, a public host (TargetForbiddenError otherwise).
  */
 async function apiUrlOf(credentials: Credentials, settings: GitHubClientSettings): Promise<{ url: string; userGiven: boolean }> {
   const raw = credentials.base_url;
   if (raw === undefined || raw === null || raw === '') return { url: settings.apiUrl.replace(/\/+$/, ''), userGiven: false };
-  if (typeof raw !== 'string') throw new ConfigurationError('"base_url" must be the URL of a GitHub Enterprise Server API, such as https://github.example.com/api/v3.');
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new ConfigurationError(`"base_url" is not a URL; give the API URL of the GitHub Enterprise Server, such as https://github.example.com/api/v3.`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigurationError(`"base_url" must be an http or https URL, not ${url.protocol}`);
-  if (url.username || url.password) throw new ConfigurationError('"base_url" must not carry a user or password; put the token in "token".');
-  if (!settings.allowPrivateNetworks) {
-    const reason = await privateTargetReason(url.hostname, settings.lookup ? { lookup: settings.lookup } : {});
-    if (reason) throw new TargetForbiddenError(`The base_url leads to ${url.hostname}, which is not on the public internet (${reason}); connectors may not connect to this service's own network.`);
-  }
+  const url = await checkUserUrl(raw, 'base_url', { allowPrivateNetworks: settings.allowPrivateNetworks, ...(settings.lookup ? { lookup: settings.lookup } : {}), example: 'https://github.example.com/api/v3' });
   return { url: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, userGiven: true };
 }
 
@@ -71,11 +68,15 @@ async function apiUrlOf(credentials: Credentials, settings: GitHubClientSettings
  * throttling plugin (403 secondary limit or exhausted quota); a longer one is not, and surfaces as the 403 whose
  * headers the error mapping turns into a RateLimitedError. A 429 is kept from the retry plugin (`doNotRetry`), which
  * would ignore its Retry-After, and mapped the same way. 5xx and network errors are retried `serverErrorRetries`
- * times. A user-given base URL connects through a fetch that checks every address at connect time.
+ * times. Every call goes through `githubFetch`: a byte limit, an overall deadline, and redirects followed only within
+ * the API's origin; a user-given base URL connects through the public-only agents, which check every address as
+ * they connect (unless private networks are allowed).
  */
 export async function connect(ctx: ProviderContext, settings: GitHubClientSettings): Promise<ConnectedClient> {
   const token = tokenOf(ctx.credentials);
   const { url, userGiven } = await apiUrlOf(ctx.credentials, settings);
+  const agents = userGiven && !settings.allowPrivateNetworks ? settings.publicAgents : { httpAgent: http.globalAgent, httpsAgent: https.globalAgent };
+  const fetchUpTo = (maxBytes: number) => githubFetch({ ...agents, maxBytes, timeoutMs: settings.requestTimeoutMs });
   const shortWait = (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => retryAfter <= settings.shortWaitSeconds && retryCount < 1;
   const client = new GitHubOctokit({
     auth: token,
@@ -83,7 +84,7 @@ export async function connect(ctx: ProviderContext, settings: GitHubClientSettin
     userAgent: 'context-retrieval-service-connector',
     log: silent,
     request: {
-      ...(userGiven && !settings.allowPrivateNetworks ? { fetch: publicOnlyFetch(settings.lookup) } : {}),
+      fetch: fetchUpTo(settings.maxResponseBytes),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     },
     throttle: { onRateLimit: shortWait, onSecondaryRateLimit: shortWait },

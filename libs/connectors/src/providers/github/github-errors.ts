@@ -1,5 +1,7 @@
 import { RequestError } from '@octokit/request-error';
-import { AuthError, ConfigurationError, isProviderError, ProviderError, RateLimitedError, ResourceGoneError, ScopeError, TransientError } from '../../provider-errors';
+import { AuthError, ConfigurationError, isProviderError, ProviderError, RateLimitedError, ResourceGoneError, ScopeError, TargetForbiddenError, TransientError } from '../../provider-errors';
+import { retryAtFrom } from '../../retry-after';
+import { GitHubFetchError } from './github-fetch';
 
 /** Waits GitHub asks for when a secondary limit names none (its documentation: wait at least a minute). */
 const SECONDARY_LIMIT_FALLBACK_MS = 60_000;
@@ -10,16 +12,16 @@ const header = (err: RequestError, name: string): string | undefined => {
 };
 
 /**
- * When a throttled call may be tried again, as GitHub documents it: after `retry-after` seconds when that header is
- * present; else, when `x-ratelimit-remaining` is 0, at `x-ratelimit-reset` (epoch seconds); else a minute from now.
- * Undefined when the error is not a rate limit.
+ * When a throttled call may be tried again, as GitHub documents it: as `retry-after` says when that header is present
+ * (seconds, or an HTTP date); else, when `x-ratelimit-remaining` is 0, at `x-ratelimit-reset` (epoch seconds); else a
+ * minute from now. Undefined when the error is not a rate limit.
  */
 export function rateLimitRetryAt(err: RequestError, now: Date): Date | undefined {
   const message = String(err.message);
   const limited = err.status === 429 || (err.status === 403 && (header(err, 'x-ratelimit-remaining') === '0' || /rate limit/i.test(message)));
   if (!limited) return undefined;
-  const retryAfter = Number(header(err, 'retry-after'));
-  if (header(err, 'retry-after') !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0) return new Date(now.getTime() + retryAfter * 1000);
+  const retryAfter = header(err, 'retry-after');
+  if (retryAfter !== undefined) return retryAtFrom(retryAfter, now, SECONDARY_LIMIT_FALLBACK_MS);
   const reset = Number(header(err, 'x-ratelimit-reset'));
   if (header(err, 'x-ratelimit-remaining') === '0' && Number.isFinite(reset) && reset > 0) return new Date(reset * 1000);
   return new Date(now.getTime() + SECONDARY_LIMIT_FALLBACK_MS);
@@ -31,12 +33,37 @@ function githubMessage(err: RequestError): string {
 }
 
 /**
+ * A call the fetch ended itself (github-fetch.ts): a redirect it did not follow, an answer over the byte limit, no
+ * answer by the deadline, or an address a public-only agent refused.
+ */
+function fetchFailure(err: GitHubFetchError, what: string, host: string): ProviderError {
+  const failure = err.failure;
+  switch (failure.kind) {
+    case 'redirect':
+      return failure.why === 'elsewhere'
+        ? new ConfigurationError(`${host} redirected the request for ${what} to ${failure.location}; the connector follows redirects only within ${failure.origin}, so the token goes nowhere else. Set base_url to the address the API answers on.`, { cause: err })
+        : new ConfigurationError(`${host} kept redirecting the request for ${what} (last to ${failure.location}); the connector follows at most three redirects. Set base_url to the address the API answers on.`, { cause: err });
+    case 'too-large':
+      return new ConfigurationError(`${host} answered with more than ${failure.limit} bytes while reading ${what}; the connector reads at most that much of one response.`, { cause: err });
+    case 'deadline':
+      return new TransientError(`${host} did not answer within ${failure.timeoutMs} ms while reading ${what}; it will be retried.`, { cause: err });
+    case 'private-target':
+      return new TargetForbiddenError(`Connecting to ${host} was refused while reading ${what}: ${failure.detail}; connectors may not connect to this service's own network.`, { cause: err });
+    default: {
+      const unreachable: never = failure;
+      return new TransientError(`${host} failed while reading ${what}: ${JSON.stringify(unreachable)}`, { cause: err });
+    }
+  }
+}
+
+/**
  * A client error as the ProviderError the framework branches on. `what` names what was being read (`the
  * repository octo/docs`), so the message says what to change. The token never appears: Octokit's RequestError
  * redacts the authorization header, and only GitHub's message is used.
  */
 export function githubError(err: unknown, what: string, host: string, now: () => Date = () => new Date()): ProviderError {
   if (isProviderError(err)) return err;
+  if (err instanceof GitHubFetchError) return fetchFailure(err, what, host);
   if (!(err instanceof RequestError)) {
     const message = err instanceof Error ? err.message : String(err);
     return new TransientError(`${host} could not be reached while reading ${what}: ${message}`, { cause: err });

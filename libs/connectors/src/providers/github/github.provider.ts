@@ -1,4 +1,5 @@
 import type { LookupFn } from '@crs/network/address-policy';
+import { publicOnlyAgents } from '@crs/network/public-agents';
 import { ConfigurationError, DocumentError, isProviderError } from '../../provider-errors';
 import type {
   AccountIdentity,
@@ -61,6 +62,10 @@ export interface GitHubProviderOptions {
   sinceOverlapMs?: number;
   /** Name resolution for the private-network checks (tests replace it). */
   lookup?: LookupFn;
+  /** The most bytes read of one API response (default 16 MiB); more is a ConfigurationError. */
+  maxResponseBytes?: number;
+  /** The overall deadline of one API call, redirects included (default 60 s); past it the call is a TransientError. */
+  requestTimeoutMs?: number;
 }
 
 export const GITHUB_PROVIDER: ProviderDescription = {
@@ -109,6 +114,9 @@ export class GitHubProvider implements ConnectorProvider {
       serverErrorRetries: options.serverErrorRetries ?? 2,
       retryBaseMs: options.retryBaseMs ?? 1000,
       ...(options.lookup ? { lookup: options.lookup } : {}),
+      publicAgents: publicOnlyAgents(options.lookup ? { lookup: options.lookup } : {}),
+      maxResponseBytes: options.maxResponseBytes ?? 16 * 1024 * 1024,
+      requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
     };
     this.filePageSize = options.filePageSize ?? 50;
     this.maxDocumentBytes = options.maxDocumentBytes ?? 1024 * 1024;
