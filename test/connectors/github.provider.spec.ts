@@ -174,6 +174,22 @@ describe('GitHub provider against the GitHub fake', () => {
       expect(await caught(run(p, repo(HELLO, { paths: 'docs' }), null))).toBeInstanceOf(ConfigurationError);
     });
 
+    it('an issue\'s comments are read only until their text passes the document limit; the note counts every comment left out', async () => {
+      fake.switches.maxPageSize = 2;
+      for (let i = 0; i < 10; i++) fake.addComment(HELLO, 1, { body: `${i}`.repeat(300), created_at: `2024-02-${10 + i}T00:00:00Z` });
+      const from = fake.switches.requests.length;
+      const { events } = await run(provider({ maxDocumentBytes: 1000 }), repo(HELLO, { paths: [], include_pull_requests: false }), null);
+      expect(requestsSince(from).filter((r) => r.includes('/comments'))).toEqual([
+        `GET /repos/${HELLO}/issues/1/comments?per_page=100`,
+        `GET /repos/${HELLO}/issues/1/comments?per_page=2&page=2`,
+        `GET /repos/${HELLO}/issues/1/comments?per_page=2&page=3`,
+      ]);
+      const text = (upserted(events)[0].content as { text: string }).text;
+      // 11 comments, 5 read, 3 within the limit
+      expect(text.endsWith(`\n\n${'1'.repeat(300)}\n\n[8 later comments not included: the document reached its size limit]\n`)).toBe(true);
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1000);
+    });
+
     it('a deleted issue is missing from the listing, and fetching it gives a delete', async () => {
       const p = provider();
       fake.deleteIssue(HELLO, 1);
@@ -333,13 +349,28 @@ describe('GitHub provider against the GitHub fake', () => {
     });
   });
 
-  describe('limits: response bytes, time', () => {
+  describe('limits: response bytes, time, pages', () => {
+    const issuesOnly = (pageSize: number) => repo(ISSUES, { paths: [], page_size: pageSize });
+    beforeEach(withoutComments);
 
     it('a response over maxResponseBytes is a ConfigurationError naming the limit, and is not retried', async () => {
       const err = await caught(provider({ maxResponseBytes: 1024 }).capturePermissions(ctx(), repo(HELLO)));
       expect(err).toBeInstanceOf(ConfigurationError);
       expect((err as Error).message).toBe(`github.com answered with more than 1024 bytes while reading the repository ${HELLO}; the connector reads at most that much of one response.`);
       expect(fake.switches.requests).toEqual([`GET /repos/${HELLO}`]);
+    });
+
+    it('a blob over the document limit is a failure even when the tree says it is small, read or cut off', async () => {
+      fake.writeFile(HELLO, 'docs/a-small-by-the-tree.md', 'x'.repeat(5000));
+      fake.writeFile(HELLO, 'docs/b-huge.md', 'y'.repeat(200_000));
+      fake.misreportSize(HELLO, 'docs/a-small-by-the-tree.md', 10);
+      fake.misreportSize(HELLO, 'docs/b-huge.md', 10);
+      const { events } = await run(provider({ maxDocumentBytes: 1000 }), repo(HELLO, { paths: ['docs/**'], include_issues: false, include_pull_requests: false }), null);
+      expect(events.map((e) => (e.kind === 'failure' ? `${e.id}: ${e.error.message}` : e.kind))).toEqual([
+        'docs/a-small-by-the-tree.md: docs/a-small-by-the-tree.md is 5000 bytes, over the 1000-byte limit for a document; it is not synced.',
+        'docs/b-huge.md: docs/b-huge.md is larger than the 1000-byte limit for a document; it is not synced.',
+        'checkpoint',
+      ]);
     });
 
     it('a response that stalls past requestTimeoutMs is a TransientError at the deadline, not a wait without end', async () => {
@@ -350,6 +381,36 @@ describe('GitHub provider against the GitHub fake', () => {
       expect((err as Error).message).toBe(`github.com did not answer within 300 ms while reading the repository ${HELLO}; it will be retried.`);
       expect(Date.now() - before).toBeLessThan(3000);
     }, 10_000);
+
+    it('a listing whose next page is the page just read stops with an error saying so, in every paged call', async () => {
+      fake.endlessPages = true;
+      fake.setVisibility(HELLO, 'private');
+      for (const c of fake.recordedCollaborators) fake.addCollaborator(HELLO, c);
+      const p = provider();
+      const failures = [
+        await caught(run(p, issuesOnly(5), null)),
+        await caught(list(p, issuesOnly(5))),
+        await caught(p.discoverResources(ctx())),
+        await caught(p.capturePermissions(ctx(), repo(HELLO))),
+      ];
+      fake.addComment(ISSUES, 1, { body: 'a comment', created_at: '2024-01-01T00:00:00Z' });
+      failures.push(await caught(p.fetchDocuments(ctx(), issuesOnly(5), ['#1'])[Symbol.asyncIterator]().next()));
+      const messages = failures.map((e) => [e instanceof TransientError, (e as Error).message]);
+      expect(messages).toEqual([
+        [true, `github.com gave a page already read as the next page of the issues of ${ISSUES}; the listing was stopped there.`],
+        [true, `github.com gave a page already read as the next page of the issues of ${ISSUES}; the listing was stopped there.`],
+        [true, 'github.com gave a page already read as the next page of the repositories of the token; the listing was stopped there.'],
+        [true, `github.com gave a page already read as the next page of the collaborators of ${HELLO}; the listing was stopped there.`],
+        [true, `github.com gave a page already read as the next page of the comments of #1 in ${ISSUES}; the listing was stopped there.`],
+      ]);
+    }, 20_000);
+
+    it('a listing longer than maxPages stops with a ConfigurationError saying so', async () => {
+      const err = await caught(run(provider({ maxPages: 4 }), issuesOnly(3), null));
+      expect(err).toBeInstanceOf(ConfigurationError);
+      expect((err as Error).message).toBe(`The issues of ${ISSUES} run past 4 pages, the most the connector reads of one listing; the listing was stopped there.`);
+      expect(fake.switches.requests.filter((r) => r.includes('/issues?'))).toHaveLength(4);
+    }, 20_000);
   });
 
   describe('permission capture (rule 11)', () => {

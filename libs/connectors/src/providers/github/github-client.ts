@@ -7,7 +7,7 @@ import type { LookupFn } from '@crs/network/address-policy';
 import { ConfigurationError } from '../../provider-errors';
 import type { Credentials, ProviderContext } from '../../provider.port';
 import { checkUserUrl } from '../../user-target';
-import { githubFetch } from './github-fetch';
+import { githubFetch, type FetchLike } from './github-fetch';
 
 /** Octokit with the throttling and retry plugins: the client every call of the provider goes through. */
 export const GitHubOctokit = Octokit.plugin(throttling, retry);
@@ -29,7 +29,7 @@ export interface GitHubClientSettings {
   lookup?: LookupFn;
   /** The agents a user-given `base_url` is reached through unless private networks are allowed (`publicOnlyAgents`). */
   publicAgents: { httpAgent: http.Agent; httpsAgent: https.Agent };
-  /** The most bytes of one response that are read. */
+  /** The most bytes of one response that are read (a blob's limit is set per call, from the document limit). */
   maxResponseBytes: number;
   /** The overall deadline of one call, redirects included. */
   requestTimeoutMs: number;
@@ -40,6 +40,8 @@ export interface ConnectedClient {
   client: GitHubClient;
   /** `github.com`, or the Enterprise host of a `base_url`: for messages, the account scope and group principals. */
   host: string;
+  /** The client's fetch with another byte limit, for one call's `request.fetch` (a blob is read up to the document limit). */
+  fetchUpTo(maxBytes: number): FetchLike;
 }
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -92,5 +94,5 @@ export async function connect(ctx: ProviderContext, settings: GitHubClientSettin
   });
   // The operator's API URL stands for github.com (it is api.github.com, or a stand-in for it in tests).
   const host = userGiven && new URL(url).hostname !== 'api.github.com' ? new URL(url).host : 'github.com';
-  return { client, host };
+  return { client, host, fetchUpTo };
 }

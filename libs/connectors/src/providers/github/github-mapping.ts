@@ -163,7 +163,7 @@ export function fileDocument(repository: RepositoryName, path: string, blobSha: 
 /**
  * An issue or pull request as one document: a header line (number, kind, state, author, labels), the body, then the
  * comments oldest first, each with its author and time. Text beyond `maxBytes` is cut at a comment boundary with a
- * note saying how many comments were left out.
+ * note saying how many comments were left out (of the issue's comment count, as `comments` may stop at the limit).
  */
 export function issueDocument(repository: RepositoryName, issue: GitHubIssue, comments: GitHubIssueComment[], maxBytes: number): SyncedDocument {
   const kind = isPullRequest(issue) ? 'pull_request' : 'issue';
@@ -175,7 +175,8 @@ export function issueDocument(repository: RepositoryName, issue: GitHubIssue, co
   for (const [i, c] of comments.entries()) {
     const part = `\n---\n${c.user?.login ?? 'someone'} commented on ${c.created_at}:\n\n${(c.body ?? '').trim()}\n`;
     if (Buffer.byteLength(text) + Buffer.byteLength(part) > maxBytes) {
-      omitted = comments.length - i;
+      // comments may have been read only up to the limit: the issue's count says how many there are
+      omitted = Math.max(comments.length, issue.comments) - i;
       break;
     }
     text += part;

@@ -3,6 +3,7 @@ import type { ResourcePermission } from '../../provider.port';
 import type { GitHubClient } from './github-client';
 import { githubError, isStatus } from './github-errors';
 import type { RepositoryName } from './github-mapping';
+import { DEFAULT_MAX_PAGES, guardedPages } from './github-pages';
 import { ScopeError } from '../../provider-errors';
 
 /** What a repository's permission capture found, and the verdict it gives (docs/providers/github.md). */
@@ -35,7 +36,8 @@ export function repositoryGroup(repository: RepositoryName, host: string): strin
  * restricted, with readers it cannot name (`acl: null, unresolved: 1`), so the resource's access rule governs and,
  * with none, the repository is closed; never public, which it is not.
  */
-export async function inspectPermissions(client: GitHubClient, repository: RepositoryName, host: string, signal?: AbortSignal): Promise<PermissionReport> {
+export async function inspectPermissions(client: GitHubClient, repository: RepositoryName, host: string, opts: { signal?: AbortSignal; maxPages?: number } = {}): Promise<PermissionReport> {
+  const { signal } = opts;
   const what = `the repository ${repository.fullName}`;
   let visibility: PermissionReport['visibility'];
   try {
@@ -49,7 +51,8 @@ export async function inspectPermissions(client: GitHubClient, repository: Repos
 
   const logins: string[] = [];
   try {
-    for await (const page of client.paginate.iterator(client.repos.listCollaborators, { owner: repository.owner, repo: repository.repo, affiliation: 'all', per_page: 100 })) {
+    const pages = client.paginate.iterator(client.repos.listCollaborators, { owner: repository.owner, repo: repository.repo, affiliation: 'all', per_page: 100 });
+    for await (const page of guardedPages(pages, `the collaborators of ${repository.fullName}`, host, opts.maxPages ?? DEFAULT_MAX_PAGES)) {
       signal?.throwIfAborted();
       logins.push(...page.data.map((c) => c.login));
       if (logins.length > MAX_PRINCIPALS) break;

@@ -16,6 +16,7 @@ import type {
 import { connect, GITHUB_API_URL, type ConnectedClient, type GitHubClient } from './github-client';
 import { decodeCursor, encodeCursor, type GitHubCursor } from './github-cursor';
 import { githubError, isStatus } from './github-errors';
+import { GitHubFetchError } from './github-fetch';
 import {
   decodeText,
   FILTERABLE_FIELDS,
@@ -36,6 +37,7 @@ import {
   type RepositoryName,
   type SyncOptions,
 } from './github-mapping';
+import { DEFAULT_MAX_PAGES, guardedPages, hasNextPage } from './github-pages';
 import { inspectPermissions, type PermissionReport } from './github-permissions';
 
 export interface GitHubProviderOptions {
@@ -62,10 +64,12 @@ export interface GitHubProviderOptions {
   sinceOverlapMs?: number;
   /** Name resolution for the private-network checks (tests replace it). */
   lookup?: LookupFn;
-  /** The most bytes read of one API response (default 16 MiB); more is a ConfigurationError. */
+  /** The most bytes read of one API response other than a file's blob (default 16 MiB); more is a ConfigurationError. */
   maxResponseBytes?: number;
   /** The overall deadline of one API call, redirects included (default 60 s); past it the call is a TransientError. */
   requestTimeoutMs?: number;
+  /** The most pages read of one listing (default 10,000); more is a ConfigurationError. */
+  maxPages?: number;
 }
 
 export const GITHUB_PROVIDER: ProviderDescription = {
@@ -95,6 +99,12 @@ export const GITHUB_PROVIDER: ProviderDescription = {
 const COMMENT_CONCURRENCY = 4;
 
 /**
+ * The most bytes of a blob's answer read for a file of up to `maxDocumentBytes`: its base64 (4 characters for every 3
+ * bytes, with a line break of two JSON characters every 60) and room for the answer's other fields.
+ */
+const blobAnswerLimit = (maxDocumentBytes: number): number => Math.ceil((Math.ceil(maxDocumentBytes / 3) * 4 * 62) / 60) + 16 * 1024;
+
+/**
  * The code-host provider (docs/providers/github.md): repositories as resources; their README and docs/ files on the
  * default branch, their issues and their pull requests as documents; the repository's visibility and collaborators as
  * the resource-level permission (rule 11).
@@ -105,6 +115,7 @@ export class GitHubProvider implements ConnectorProvider {
   private readonly filePageSize: number;
   private readonly maxDocumentBytes: number;
   private readonly sinceOverlapMs: number;
+  private readonly maxPages: number;
 
   constructor(options: GitHubProviderOptions = {}) {
     this.settings = {
@@ -118,6 +129,7 @@ export class GitHubProvider implements ConnectorProvider {
       maxResponseBytes: options.maxResponseBytes ?? 16 * 1024 * 1024,
       requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
     };
+    this.maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
     this.filePageSize = options.filePageSize ?? 50;
     this.maxDocumentBytes = options.maxDocumentBytes ?? 1024 * 1024;
     this.sinceOverlapMs = options.sinceOverlapMs ?? 5 * 60_000;
@@ -142,7 +154,7 @@ export class GitHubProvider implements ConnectorProvider {
     const { client, host } = await connect(ctx, this.settings);
     const out: DiscoveredResource[] = [];
     try {
-      for await (const page of client.paginate.iterator(client.repos.listForAuthenticatedUser, { per_page: 100, sort: 'full_name' })) {
+      for await (const page of guardedPages(client.paginate.iterator(client.repos.listForAuthenticatedUser, { per_page: 100, sort: 'full_name' }), 'the repositories of the token', host, this.maxPages)) {
         ctx.signal?.throwIfAborted();
         for (const r of page.data) {
           out.push({
@@ -168,7 +180,7 @@ export class GitHubProvider implements ConnectorProvider {
     const repository = parseRepository(resource.resourceId);
     const { client, host } = await connect(ctx, this.settings);
     try {
-      return await inspectPermissions(client, repository, host, ctx.signal);
+      return await inspectPermissions(client, repository, host, { ...(ctx.signal ? { signal: ctx.signal } : {}), maxPages: this.maxPages });
     } catch (err) {
       throw this.error(ctx, err, `the permissions of ${repository.fullName}`, host);
     }
@@ -204,7 +216,7 @@ export class GitHubProvider implements ConnectorProvider {
         if (res === null) break;
         if (crawl.until === '') crawl.until = serverTime(res.headers.date);
         yield* await this.issueEvents(ctx, conn, repository, options, res.data);
-        if (!/rel="next"/.test(String(res.headers.link ?? ''))) break;
+        if (!hasNextPage(res.headers.link, crawl.page, `the issues of ${repository.fullName}`, conn.host, this.maxPages)) break;
         crawl.page++;
         yield checkpoint({ ...cursor, issues: { since: cursor.issues.since, pending: crawl } });
       }
@@ -227,7 +239,7 @@ export class GitHubProvider implements ConnectorProvider {
       const res = await this.issuePage(ctx, conn, repository, undefined, page, 100);
       if (res === null) return;
       for (const issue of res.data) if (wanted(issue, options)) yield { id: issueId(issue.number), contentHash: issueHash(issue) };
-      if (!/rel="next"/.test(String(res.headers.link ?? ''))) return;
+      if (!hasNextPage(res.headers.link, page, `the issues of ${repository.fullName}`, conn.host, this.maxPages)) return;
     }
   }
 
@@ -313,16 +325,30 @@ export class GitHubProvider implements ConnectorProvider {
   }
 
   /**
-   * One file as an upsert, or a failure when it is over the size limit or not text. Its link names the branch, not
-   * the commit, so a document read again at a later commit with the same bytes is the same document.
+   * One file as an upsert, or a failure when it is over the size limit or not text. The size is checked three times:
+   * from the tree (a larger file is not read), while its blob is read (its answer is read no further than a file of
+   * the limit needs), and from the blob's size and bytes. Its link names the branch, not the commit, so a document
+   * read again at a later commit with the same bytes is the same document.
    */
   private async fileEvent(ctx: ProviderContext, conn: ConnectedClient, repository: RepositoryName, entry: GitHubTreeEntry, htmlUrl: string, branch: string): Promise<SyncEvent> {
     const path = entry.path!;
-    if ((entry.size ?? 0) > this.maxDocumentBytes) {
-      return { kind: 'failure', id: path, error: new DocumentError(`${path} is ${entry.size} bytes, over the ${this.maxDocumentBytes}-byte limit for a document; it is not synced.`) };
+    const max = this.maxDocumentBytes;
+    const tooLarge = (size: number | undefined): SyncEvent => ({
+      kind: 'failure',
+      id: path,
+      error: new DocumentError(size === undefined ? `${path} is larger than the ${max}-byte limit for a document; it is not synced.` : `${path} is ${size} bytes, over the ${max}-byte limit for a document; it is not synced.`),
+    });
+    if ((entry.size ?? 0) > max) return tooLarge(entry.size);
+    let blob;
+    try {
+      blob = (await conn.client.git.getBlob({ owner: repository.owner, repo: repository.repo, file_sha: entry.sha!, request: { fetch: conn.fetchUpTo(blobAnswerLimit(max)) } })).data;
+    } catch (err) {
+      if (err instanceof GitHubFetchError && err.failure.kind === 'too-large') return tooLarge(undefined);
+      throw this.error(ctx, err, `${path} in ${repository.fullName}`, conn.host);
     }
-    const blob = await this.call(ctx, conn, `${path} in ${repository.fullName}`, () => conn.client.git.getBlob({ owner: repository.owner, repo: repository.repo, file_sha: entry.sha! }));
-    const text = decodeText(Buffer.from(blob.data.content, blob.data.encoding === 'base64' ? 'base64' : 'utf8'));
+    const bytes = Buffer.from(blob.content, blob.encoding === 'base64' ? 'base64' : 'utf8');
+    if (Math.max(blob.size ?? 0, bytes.length) > max) return tooLarge(Math.max(blob.size ?? 0, bytes.length));
+    const text = decodeText(bytes);
     if (text === undefined) return { kind: 'failure', id: path, error: new DocumentError(`${path} is not UTF-8 text; it is not synced.`) };
     return { kind: 'upsert', doc: fileDocument(repository, path, entry.sha!, text, `${htmlUrl}/blob/${encodeURIComponent(branch)}`) };
   }
@@ -342,7 +368,10 @@ export class GitHubProvider implements ConnectorProvider {
     }
   }
 
-  /** Upserts for a page of issues: each with its comments (listed only when it has some), in the page's order. */
+  /**
+   * Upserts for a page of issues: each with its comments (listed only when it has some), in the page's order. An
+   * issue's comments are read until their text passes the document limit; the document is cut there anyway.
+   */
   private async issueEvents(ctx: ProviderContext, conn: ConnectedClient, repository: RepositoryName, options: SyncOptions, issues: GitHubIssue[]): Promise<SyncEvent[]> {
     const selected = issues.filter((i) => wanted(i, options));
     const comments: GitHubIssueComment[][] = new Array(selected.length);
@@ -350,11 +379,24 @@ export class GitHubProvider implements ConnectorProvider {
     const read = async () => {
       for (let i = next++; i < selected.length; i = next++) {
         const issue = selected[i];
-        comments[i] = issue.comments === 0 ? [] : await this.call(ctx, conn, `the comments of #${issue.number} in ${repository.fullName}`, () => conn.client.paginate(conn.client.issues.listComments, { owner: repository.owner, repo: repository.repo, issue_number: issue.number, per_page: 100 }));
+        comments[i] = issue.comments === 0 ? [] : await this.call(ctx, conn, `the comments of #${issue.number} in ${repository.fullName}`, () => this.comments(conn, repository, issue.number));
       }
     };
     await Promise.all(Array.from({ length: Math.min(COMMENT_CONCURRENCY, selected.length) }, read));
     return selected.map((issue, i) => ({ kind: 'upsert', doc: issueDocument(repository, issue, comments[i], this.maxDocumentBytes) }));
+  }
+
+  /** An issue's comments, oldest first, until their text passes the document limit. */
+  private async comments(conn: ConnectedClient, repository: RepositoryName, issueNumber: number): Promise<GitHubIssueComment[]> {
+    const out: GitHubIssueComment[] = [];
+    let bytes = 0;
+    const pages = conn.client.paginate.iterator(conn.client.issues.listComments, { owner: repository.owner, repo: repository.repo, issue_number: issueNumber, per_page: 100 });
+    for await (const page of guardedPages(pages, `the comments of #${issueNumber} in ${repository.fullName}`, conn.host, this.maxPages)) {
+      for (const c of page.data) bytes += Buffer.byteLength(c.body ?? '');
+      out.push(...page.data);
+      if (bytes > this.maxDocumentBytes) break;
+    }
+    return out;
   }
 
   private async call<T>(ctx: ProviderContext, conn: ConnectedClient, what: string, fn: () => Promise<T>): Promise<T> {
