@@ -345,7 +345,8 @@ export function connectorConformance(label: string, makeSource: () => Conformanc
       const started = (await resourceEvents()).filter((e) => e.type === 'SyncStarted');
       expect(started[started.length - 1].data).toMatchObject({ cursor: null, trigger: 'initial', generation: 2 });
       expect(sync.counts.upserted).toBe(0);
-      expect(sync.counts.unchanged).toBeGreaterThanOrEqual((await liveItems()).length);
+      // every document read once more, each already held as it is
+      expect(sync.counts.unchanged).toBe((await liveItems()).length);
       expect((await itemEvents()).length).toBe(before);
     });
 
@@ -361,7 +362,7 @@ export function connectorConformance(label: string, makeSource: () => Conformanc
       expect(await round()).toEqual([]);
       await onConnector({ type: 'Resume', connectorId });
       const sync = completed(await round());
-      expect(sync).toBeDefined();
+      expect(sync.counts).toMatchObject({ upserted: 0, deleted: 0 });
       expect((await resourceEvents()).filter((e) => e.type === 'SyncStarted').pop()?.data).toMatchObject({ trigger: 'scheduled' });
     });
 
