@@ -14,6 +14,7 @@ import { handleCommand } from '@crs/eventstore/command-handling';
 import type { EventStore, RecordedEvent } from '@crs/eventstore/event-store.port';
 import { findConnectorResource } from '@crs/projections/connectors/connectors.queries';
 import * as tokens from '@crs/platform/tokens';
+import { ConnectorLeases } from '@crs/connector-sync/connector-leases';
 import { PruneHolds } from '@crs/connector-sync/prune-holds';
 import { waitForStatus } from '../support/ingest';
 import { configFromEnv } from '@crs/config';
@@ -121,6 +122,7 @@ export function connectorConformance(label: string, makeSource: () => Conformanc
         providers: t.get(tokens.CONNECTOR_PROVIDERS),
         credentials: t.get(tokens.CONNECTOR_CREDENTIALS),
         holds: new PruneHolds(t.ds),
+        leases: new ConnectorLeases(t.ds),
         pipeline: t.pipeline,
         log: { info: () => undefined, error: () => undefined },
         clock,
