@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { configFromEnv } from '@crs/config';
 import { CONNECTOR_FOLD, RESOURCE_FOLD } from '@crs/connector-sync/connector-streams';
 import { ConnectorScheduler } from '@crs/connector-sync/connector-scheduler';
+import { ConnectorLeases } from '@crs/connector-sync/connector-leases';
 import { PruneHolds } from '@crs/connector-sync/prune-holds';
 import { ResourceSync, type SyncResult } from '@crs/connector-sync/resource-sync';
 import { decideConnector, type ConnectorCommand, type ConnectorState } from '@crs/domain/connectors/connector.decider';
@@ -49,7 +50,8 @@ describe('the sync engine: leases, concurrency, capture turned off', () => {
     await settle();
     return connectorId;
   };
-  const engine = (settings: { leaseMs: number; heartbeatMs?: number }) =>
+  /** A sync engine, as one worker process has it; `connectorLeases: false`: one that goes by the log's resource leases alone. */
+  const engine = ({ connectorLeases = true, ...settings }: { leaseMs: number; heartbeatMs?: number; connectorLeases?: boolean }) =>
     new ResourceSync({
       sql: t.ds,
       store: t.store,
@@ -57,6 +59,7 @@ describe('the sync engine: leases, concurrency, capture turned off', () => {
       providers: t.get(tokens.CONNECTOR_PROVIDERS),
       credentials: t.get(tokens.CONNECTOR_CREDENTIALS),
       holds: new PruneHolds(t.ds),
+      ...(connectorLeases ? { leases: new ConnectorLeases(t.ds) } : {}),
       pipeline: t.pipeline,
       log: silent,
       clock: () => new Date(),
@@ -88,10 +91,11 @@ describe('the sync engine: leases, concurrency, capture turned off', () => {
     fake.pageDelayMs = 1_200;
     const job = { orgId: ORG, connectorId, resourceId: 'slow-1', trigger: 'manual' as const };
     const first = engine({ leaseMs: 600 }).run(job);
-    // Well past the first lease (600 ms), while the first page is still arriving.
+    // Well past the first leases (600 ms), while the first page is still arriving: the resource lease in the log and
+    // the connector's lease were both renewed.
     await new Promise((r) => setTimeout(r, 900));
-    const second = await engine({ leaseMs: 600 }).run(job);
-    expect(second).toMatchObject({ kind: 'skipped', reason: expect.stringContaining('is being synced') });
+    expect(await engine({ leaseMs: 600, connectorLeases: false }).run(job)).toMatchObject({ kind: 'skipped', reason: expect.stringContaining('is being synced') });
+    expect(await engine({ leaseMs: 600 }).run(job)).toMatchObject({ kind: 'skipped', reason: expect.stringContaining('another sync of connector') });
     const done = await first;
     expect(done).toMatchObject({ kind: 'completed', counts: { upserted: 3 } });
     // The heartbeat renewed it (every 200 ms without a checkpoint); the number depends on timing, so only that it did.
@@ -106,9 +110,29 @@ describe('the sync engine: leases, concurrency, capture turned off', () => {
     await new Promise((r) => setTimeout(r, 900));
     fake.pageDelayMs = 0;
     const second = await engine({ leaseMs: 600, heartbeatMs: 60_000 }).run(job);
+    // (the connector's lease lapsed too, so the second process took both)
     expect(second).toMatchObject({ kind: 'completed' });
     expect(await first).toMatchObject({ kind: 'stale' });
     expect(await renewals(connectorId, 'slow-2')).toBe(0);
+  });
+
+  it('one sync per connector across processes: a second process is refused another resource of it until the first ends', async () => {
+    const connectorId = await connector(['one-a', 'one-b']);
+    fake.pageDelayMs = 800;
+    const job = (resourceId: string) => ({ orgId: ORG, connectorId, resourceId, trigger: 'manual' as const });
+    const first = engine({ leaseMs: 60_000 }).run(job('one-a'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await engine({ leaseMs: 60_000 }).run(job('one-b'))).toMatchObject({ kind: 'skipped', reason: expect.stringContaining(`another sync of connector '${connectorId}' is running`) });
+    expect(await first).toMatchObject({ kind: 'completed' });
+    fake.pageDelayMs = 0;
+    expect(await engine({ leaseMs: 60_000 }).run(job('one-b'))).toMatchObject({ kind: 'completed' });
+    // A process that died holding the lease holds it no longer once it expires.
+    const leases = new ConnectorLeases(t.ds);
+    expect(await leases.acquire(connectorId, 'a-dead-process', new Date(Date.now() + 200), new Date())).toBe(true);
+    expect(await engine({ leaseMs: 60_000 }).run(job('one-a'))).toMatchObject({ kind: 'skipped' });
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await engine({ leaseMs: 60_000 }).run(job('one-a'))).toMatchObject({ kind: 'completed' });
+    expect(await leases.heldUntil(connectorId)).toBeNull();
   });
 
   it('a scheduler runs at most `concurrency` syncs at once, and one per connector', async () => {

@@ -15,6 +15,7 @@ import type { RunnerLogger } from '@crs/persistence/projection-runner';
 import { findConnectorResource } from '@crs/projections/connectors/connectors.queries';
 import { syncedItems } from '@crs/projections/items/items.queries';
 import { isDomainError, loadConnector, ResourceStream } from './connector-streams';
+import type { ConnectorLeases } from './connector-leases';
 import type { PruneHolds } from './prune-holds';
 import { failureKind, failureMessage } from './sync-failures';
 import { SyncedItemWriter } from './synced-item-writer';
@@ -28,6 +29,8 @@ export interface ResourceSyncDeps {
   providers: ProviderRegistry;
   credentials: ConnectorCredentialVault;
   holds: PruneHolds;
+  /** one sync per connector across processes; absent: only the resource leases of the log (a single process) */
+  leases?: ConnectorLeases;
   /** woken after item appends (the indexing pipeline) */
   pipeline: { wake(): void };
   log: RunnerLogger;
@@ -96,10 +99,16 @@ export class ResourceSync {
     const connector = connectorState.settings!;
     const stream = new ResourceStream(store, job.connectorId, job.resourceId);
     const syncId = randomUUID();
+    const { leases } = this.deps;
+    if (leases && !(await leases.acquire(job.connectorId, syncId, new Date(this.leaseEnd()), clock()))) {
+      const until = await leases.heldUntil(job.connectorId);
+      return { kind: 'skipped', reason: `another sync of connector '${job.connectorId}' is running${until ? ` (its lease runs until ${until.toISOString()})` : ''}` };
+    }
     try {
       const now = clock();
       await stream.decide(ctx(), { type: 'StartSync', connectorId: job.connectorId, resourceId: job.resourceId, syncId, trigger: job.trigger, now: now.toISOString(), leaseExpiresAt: this.leaseEnd() });
     } catch (err) {
+      await leases?.release(job.connectorId, syncId);
       if (isDomainError(err, 'SYNC_RUNNING', 'RESOURCE_NOT_FOUND')) return { kind: 'skipped', reason: err.message };
       throw err;
     }
@@ -155,7 +164,7 @@ class RunningSync {
     const timer = setInterval(() => {
       if (performance.now() - this.renewedAt < every || this.lost !== null) return;
       this.renewedAt = performance.now();
-      this.stream.decide(this.ctx(), { type: 'RenewLease', ...this.ref, now: this.deps.clock().toISOString(), leaseExpiresAt: this.leaseEnd() }).catch((err) => {
+      this.renewLeases().catch((err) => {
         if (isDomainError(err, 'SYNC_NOT_CURRENT')) this.lost = err.message;
         else this.deps.log.error({ err: err instanceof Error ? err.message : String(err), connectorId: this.job.connectorId, resourceId: this.job.resourceId }, 'connector sync: renewing the lease failed');
       });
@@ -164,12 +173,22 @@ class RunningSync {
     return () => clearInterval(timer);
   }
 
+  /** The resource's lease in the log, and the connector's (when there is one to renew). */
+  private async renewLeases(): Promise<void> {
+    const until = this.leaseEnd();
+    await this.stream.decide(this.ctx(), { type: 'RenewLease', ...this.ref, now: this.deps.clock().toISOString(), leaseExpiresAt: until });
+    if (this.deps.leases && !(await this.deps.leases.renew(this.job.connectorId, this.syncId, new Date(until)))) {
+      this.lost = `sync '${this.syncId}' lost its connector's lease to another sync`;
+    }
+  }
+
   async execute(): Promise<SyncResult> {
     const stopHeartbeat = this.startHeartbeat();
     try {
       return await this.crawl();
     } finally {
       stopHeartbeat();
+      await this.deps.leases?.release(this.job.connectorId, this.syncId).catch(() => undefined);
     }
   }
 
@@ -195,7 +214,9 @@ class RunningSync {
         }
         const counts = await this.writer.applyPage(page);
         page = [];
-        await this.stream.decide(this.ctx(), { type: 'RecordCheckpoint', ...this.ref, cursor: event.cursor, counts, leaseExpiresAt: this.leaseEnd() });
+        const until = this.leaseEnd();
+        await this.stream.decide(this.ctx(), { type: 'RecordCheckpoint', ...this.ref, cursor: event.cursor, counts, leaseExpiresAt: until });
+        if (this.deps.leases && !(await this.deps.leases.renew(this.job.connectorId, this.syncId, new Date(until)))) this.lost = `sync '${this.syncId}' lost its connector's lease to another sync`;
         this.renewedAt = performance.now();
         this.cursor = event.cursor;
       }

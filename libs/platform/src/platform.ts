@@ -32,6 +32,7 @@ import { SlackProvider } from '@crs/connectors/providers/slack/slack.provider';
 import { SyncRequests } from '@crs/connectors/sync-requests';
 import { ConnectorDeletionProcessor } from '@crs/connector-sync/connector-deletion.processor';
 import { ConnectorScheduler } from '@crs/connector-sync/connector-scheduler';
+import { ConnectorLeases } from '@crs/connector-sync/connector-leases';
 import { PruneHolds } from '@crs/connector-sync/prune-holds';
 import { ResourceSync } from '@crs/connector-sync/resource-sync';
 import { databasesProjection } from '@crs/projections/databases/databases.projection';
@@ -156,6 +157,8 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
     ]);
     const pruneHolds = new PruneHolds(ds);
     await pruneHolds.init();
+    const connectorLeases = new ConnectorLeases(ds);
+    await connectorLeases.init();
     subscribers.push(new ConnectorDeletionProcessor(ds, store, runner, connectorCredentials, syncRequests, pruneHolds, pipeline));
     const connectorSync = new ResourceSync({
       sql: ds,
@@ -164,6 +167,7 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
       providers,
       credentials: connectorCredentials,
       holds: pruneHolds,
+      leases: connectorLeases,
       pipeline,
       log,
       clock: () => new Date(),

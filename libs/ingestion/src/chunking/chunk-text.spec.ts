@@ -142,7 +142,8 @@ describe('chunkText (prose)', () => {
     );
   });
 
-  it('chunks 1 MB of text well under a second', () => {
+  // How fast is measured by bench:speed (the ingest steps), not asserted here.
+  it('chunks 1 MB of text', () => {
     const paragraphs: string[] = [];
     let size = 0;
     for (let i = 0; size < 1_000_000; i++) {
@@ -151,11 +152,11 @@ describe('chunkText (prose)', () => {
       size += p.length + 2;
     }
     const text = paragraphs.join('\n\n');
-    const started = performance.now();
     const chunks = chunkText(text);
-    const elapsed = performance.now() - started;
     expect(chunks.length).toBeGreaterThan(500);
-    expect(elapsed).toBeLessThan(1000);
+    // nothing lost: every paragraph's first words are in some chunk
+    const joined = chunks.map((c) => c.text).join(' ');
+    for (const p of paragraphs.filter((_, i) => i % 97 === 0)) expect(joined).toContain(p.split(' ').slice(0, 6).join(' '));
   });
 });
 
@@ -252,7 +253,7 @@ describe('chunkText (markdown)', () => {
     }
   });
 
-  it('chunks 1 MB of markdown well under a second, deterministically', () => {
+  it('chunks 1 MB of markdown deterministically', () => {
     const sections: string[] = [];
     let size = 0;
     for (let i = 0; size < 1_000_000; i++) {
@@ -261,9 +262,7 @@ describe('chunkText (markdown)', () => {
       size += section.length + 2;
     }
     const text = sections.join('\n\n');
-    const started = performance.now();
     const chunks = chunkText(text, { isMarkdown: true });
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(chunks.length).toBeGreaterThan(500);
     expect(chunkText(text, { isMarkdown: true })).toEqual(chunks);
   });
