@@ -169,7 +169,7 @@ function report(environment: RunEnvironment, docs: number, capMs: number, result
       for (const [endpoint, n] of Object.entries(r.unchangedSync.byEndpoint)) lines.push(`| \`${endpoint}\` | ${n} |`);
       lines.push('');
     }
-    lines.push(`- minimum: ${r.minimum.calls} calls: ${r.minimum.how}.`, '');
+    lines.push(`- minimum: ${r.minimum.calls} calls: ${r.minimum.how}.`, `- beyond the minimum: ${r.minimum.beyond}.`, '');
   }
   return lines.join('\n');
 }

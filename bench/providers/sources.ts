@@ -16,10 +16,14 @@ export interface ResourceInput {
   options?: Record<string, unknown>;
 }
 
-/** What the fewest API calls of a sync of the unchanged resource would be, and what they are. */
+/**
+ * What the fewest API calls of a sync of the unchanged resource would be under the provider's API (at the fake's page
+ * caps, which follow the API's), what they are, and what the provider calls beyond them and why.
+ */
 export interface Minimum {
   calls: number;
   how: string;
+  beyond: string;
 }
 
 /** One provider's fake, seeded with a resource of `docs` documents and listening on 127.0.0.1. */
@@ -46,11 +50,18 @@ export const SOURCE_NAMES: SourceName[] = ['slack', 'github', 'jira', 'confluenc
 export const documentText = (i: number): string =>
   `Note ${i} reports on topic ${i % 97} with a remark about region ${i % 13}, the figure ${(i * 7919) % 100003}, and follow-up item ${(i * 31) % 1009}.`;
 
-/** `METHOD path?name&name`: the query's parameter names, sorted, without their values; `fold` rewrites the path. */
+/** Query parameters whose value is kept in an endpoint's name: the page size, which says how many calls a listing takes. */
+const PAGE_SIZE_PARAMETERS = new Set(['limit', 'maxResults', 'per_page', 'pageSize']);
+
+/**
+ * `METHOD path?name&name=value`: the query's parameter names, sorted, with the value of a page-size parameter only
+ * (cursors, tokens and page numbers vary per call); `fold` rewrites the path's ids.
+ */
 function endpointOf(request: string, fold: (path: string) => string = (p) => p): string {
   const [method, url] = request.split(' ', 2);
   const [path, query] = url.split('?', 2);
-  const names = query ? [...new Set([...new URLSearchParams(query).keys()])].sort() : [];
+  const params = new URLSearchParams(query ?? '');
+  const names = [...new Set(params.keys())].sort().map((n) => (PAGE_SIZE_PARAMETERS.has(n) ? `${n}=${params.get(n)}` : n));
   return `${method} ${fold(path)}${names.length ? `?${names.join('&')}` : ''}`;
 }
 
@@ -76,6 +87,7 @@ async function slack(docs: number): Promise<SeededSource> {
     minimum: {
       calls: 1 + ceilDiv(docs, 999),
       how: `conversations.info (the channel's visibility, for the permission) and conversations.history over the whole channel at 999 a page (${ceilDiv(docs, 999)} pages): Slack has no change feed, so only a full listing shows deletions, and it carries each message's text and edit mark, so it shows edits too`,
+      beyond: `the crawl reads conversations.history again from the newest message it saw less the look-back window (7 days by default: ${Math.min(docs, 168)} messages here at one an hour, pages of 200), so edits and replies to recent messages are caught; the engine's full listing (999 a page, each message with a hash of what history says of it) would show those too`,
     },
     seeded: `one public channel, ${docs} top-level messages an hour apart (no threads), the newest an hour before the run; page_size and look_back_days at their defaults (200, 7 days)`,
     stop: () => fake.stop(),
@@ -109,6 +121,7 @@ async function github(docs: number): Promise<SeededSource> {
     minimum: {
       calls: 2 + ceilDiv(docs, 100),
       how: `repos.get once (visibility for the permission, the default branch), git.getRef of the default branch (an unchanged head means no tree or blob to read), and the issue listing with state=all at 100 a page (${ceilDiv(docs, 100)} pages): GitHub lists no deleted issue anywhere, so only a full listing shows deletions, and each entry's updated_at and comment count show edits, which makes a separate since= query redundant`,
+      beyond: 'the repository read three times (repos.get by the permission capture, by the engine\'s listing and by the crawl), the recursive tree read by the listing though the branch head did not move, and the crawl\'s since= issue query (one page, empty) beside the full listing',
     },
     seeded: `one public repository (the recorded octokit-fixture-org/hello-world, README removed) with ${docs} issues, every fifth a pull request, no comments, created and updated a minute apart in 2024; default options (README and docs/ files, issues and pull requests)`,
     stop: () => fake.stop(),
@@ -132,6 +145,7 @@ async function jira(docs: number): Promise<SeededSource> {
     minimum: {
       calls: 1 + ceilDiv(docs, 100),
       how: `the project's permission scheme with its grants (one call when it names no role or group to expand), and a JQL search of the project's issue ids and updated times at the fake's 100 a page (${ceilDiv(docs, 100)} pages; Jira Cloud's /search/jql returns up to 5,000 a page when only ids are asked for): Jira lists no deleted issue, so only a full listing shows deletions, and its updated times show edits`,
+      beyond: `/myself (the account's time zone, in which Jira reads the dates of the crawl's JQL) and the crawl's search for issues updated since the last sync (one page, empty) beside the listing. The listing asks for 5,000 ids a page, which Jira Cloud's enhanced search gives for id-only fields, but the fake caps every search at 100: against Jira Cloud the listing would take ${ceilDiv(docs, 5000)} call(s)`,
     },
     seeded: `one project (BENCH) anyone may browse, no security levels, ${docs} issues with a one-line description and no comments, created a minute apart in 2024; default options`,
     stop: () => fake.stop(),
@@ -155,6 +169,7 @@ async function confluence(docs: number): Promise<SeededSource> {
     minimum: {
       calls: 1 + ceilDiv(docs, 250),
       how: `the space's permissions (one call), and the space's pages with their versions and read restrictions at 250 a page (${ceilDiv(docs, 250)} pages, the fake's and the content API's cap): Confluence lists no deleted page, so only a full listing shows deletions, and the versions show edits`,
+      beyond: 'two full listings of the space per sync: the crawl\'s restriction sweep (every page\'s ancestors and read restriction, 250 a page, to find permission-only changes) and the engine\'s listing (ids and versions, 250 a page); plus the crawl\'s query for pages modified since the last sync less an overlap (one page; pages in the overlap come back unchanged)',
     },
     seeded: `one space (BENCH) anonymous visitors may read, ${docs} pages at its root with a one-paragraph body and no restrictions, modified a minute apart in 2024; default options`,
     stop: () => fake.stop(),
@@ -177,8 +192,9 @@ async function googleDrive(docs: number): Promise<SeededSource> {
     requests: () => fake.switches.requests,
     endpoint: (r) => endpointOf(r, (p) => p.replace(/\/files\/[^/]+/, '/files/{id}')),
     minimum: {
-      calls: 1,
-      how: 'changes.list from the saved page token (one call that answers no change and the next token; a token exchange besides once its hour is up): the changes feed names deleted, trashed, moved and re-shared files, so an unchanged resource needs no listing',
+      calls: 2,
+      how: 'a token exchange (an access token lasts an hour, the default sync interval) and changes.list from the saved page token (one call that answers no change and the next token): the changes feed names deleted, trashed, moved and re-shared files, so an unchanged resource needs no listing',
+      beyond: `a token exchange for each of the engine's three provider calls (capture, listing, crawl: the access token is not kept between them), the folder's permissions for the resource-level capture, and the engine's listing of the folder (files.list, 1,000 a page: ${ceilDiv(docs, 1000)} calls) to find deletions, which the changes feed already reports`,
     },
     seeded: `one My Drive folder with ${docs} small text files (one line each), no grants of their own; default options`,
     stop: () => fake.stop(),
