@@ -128,6 +128,29 @@ describe('GitHub provider against the GitHub fake', () => {
       ]);
     });
 
+    it('the capture, the listing and the crawl of one sync share one context and read the repository once; the next sync reads it again', async () => {
+      const p = provider();
+      const first = await run(p, repo(HELLO), null);
+      for (let sync = 0; sync < 2; sync++) {
+        const one = ctx();
+        const from = fake.switches.requests.length;
+        await p.capturePermissions(one, repo(HELLO));
+        for await (const d of p.listExistingIds(one, repo(HELLO))) void d;
+        for await (const e of p.sync(one, repo(HELLO), first.cursor)) void e;
+        for await (const e of p.fetchDocuments(one, repo(HELLO), ['docs/guide.md'])) void e;
+        expect(requestsSince(from).filter((r) => r === `GET /repos/${HELLO}`)).toHaveLength(1);
+      }
+    });
+
+    it('a failed read of the repository is not kept: the next call of the same sync reads it again', async () => {
+      const p = provider({ serverErrorRetries: 0 });
+      const one = ctx();
+      fake.switches.failNext(1, 502);
+      expect(await caught(p.capturePermissions(one, repo(HELLO)))).toBeInstanceOf(TransientError);
+      expect(await p.capturePermissions(one, repo(HELLO))).toEqual({ status: 'captured', acl: ['__public__'] });
+      expect(fake.switches.requests).toEqual([`GET /repos/${HELLO}`, `GET /repos/${HELLO}`]);
+    });
+
     it('a moved head reads only the files whose blob changed, by comparing the two trees', async () => {
       const p = provider();
       const first = await run(p, repo(HELLO, { include_issues: false, include_pull_requests: false }), null);

@@ -2,7 +2,7 @@ import { emailPrincipal, MAX_PRINCIPALS, PUBLIC } from '@crs/domain/acl';
 import type { ResourcePermission } from '../../provider.port';
 import type { GitHubClient } from './github-client';
 import { githubError, isStatus } from './github-errors';
-import type { RepositoryName } from './github-mapping';
+import type { GitHubRepository, RepositoryName } from './github-mapping';
 import { DEFAULT_MAX_PAGES, guardedPages } from './github-pages';
 import { ScopeError } from '../../provider-errors';
 
@@ -28,7 +28,7 @@ export function repositoryGroup(repository: RepositoryName, host: string): strin
 }
 
 /**
- * Rule 11 for a repository. Public: `__public__`. Private: its collaborators (every affiliation: direct, through an
+ * Rule 11 for a repository, from its record (read by the caller) and, for a private one, its collaborators. Public: `__public__`. Private: its collaborators (every affiliation: direct, through an
  * organization team, organization owners) as `user_email:` principals when each one shows a public email; when any
  * does not, the capture says nothing (`acl: null`) so the resource's access rule governs, and the report names how
  * many were unresolved; more than MAX_PRINCIPALS collaborators: the repository's group principal. Internal
@@ -36,16 +36,15 @@ export function repositoryGroup(repository: RepositoryName, host: string): strin
  * restricted, with readers it cannot name (`acl: null, unresolved: 1`), so the resource's access rule governs and,
  * with none, the repository is closed; never public, which it is not.
  */
-export async function inspectPermissions(client: GitHubClient, repository: RepositoryName, host: string, opts: { signal?: AbortSignal; maxPages?: number } = {}): Promise<PermissionReport> {
+export async function inspectPermissions(
+  client: GitHubClient,
+  repository: RepositoryName,
+  record: Pick<GitHubRepository, 'visibility' | 'private'>,
+  host: string,
+  opts: { signal?: AbortSignal; maxPages?: number } = {},
+): Promise<PermissionReport> {
   const { signal } = opts;
-  const what = `the repository ${repository.fullName}`;
-  let visibility: PermissionReport['visibility'];
-  try {
-    const { data } = await client.repos.get({ owner: repository.owner, repo: repository.repo });
-    visibility = data.visibility === 'internal' ? 'internal' : data.private ? 'private' : 'public';
-  } catch (err) {
-    throw githubError(err, what, host);
-  }
+  const visibility: PermissionReport['visibility'] = record.visibility === 'internal' ? 'internal' : record.private ? 'private' : 'public';
   if (visibility === 'public') return { visibility, collaborators: 0, unresolved: [], verdict: { status: 'captured', acl: [PUBLIC] } };
   if (visibility === 'internal') return { visibility, collaborators: 0, unresolved: [], verdict: { status: 'captured', acl: null, unresolved: 1 } };
 

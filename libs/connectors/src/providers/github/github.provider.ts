@@ -33,6 +33,7 @@ import {
   syncOptions,
   type GitHubIssue,
   type GitHubIssueComment,
+  type GitHubRepository,
   type GitHubTreeEntry,
   type RepositoryName,
   type SyncOptions,
@@ -116,6 +117,12 @@ export class GitHubProvider implements ConnectorProvider {
   private readonly maxDocumentBytes: number;
   private readonly sinceOverlapMs: number;
   private readonly maxPages: number;
+  /**
+   * Repository records read with a context, by full name. The sync engine hands one context object to every call of
+   * one sync (permission capture, listing, crawl, re-reads), so the record is read once per sync and not once per
+   * call; a new sync brings a new context and so a fresh read, and the entries go with the context.
+   */
+  private readonly repositoryReads = new WeakMap<ProviderContext, Map<string, Promise<GitHubRepository>>>();
 
   constructor(options: GitHubProviderOptions = {}) {
     this.settings = {
@@ -178,9 +185,11 @@ export class GitHubProvider implements ConnectorProvider {
   /** The capture with what it found: visibility, collaborators, and those left unresolved (no public email). */
   async inspectPermissions(ctx: ProviderContext, resource: ResourceConfig): Promise<PermissionReport> {
     const repository = parseRepository(resource.resourceId);
-    const { client, host } = await connect(ctx, this.settings);
+    const conn = await connect(ctx, this.settings);
+    const { client, host } = conn;
+    const record = await this.repositoryRecord(ctx, conn, repository);
     try {
-      return await inspectPermissions(client, repository, host, { ...(ctx.signal ? { signal: ctx.signal } : {}), maxPages: this.maxPages });
+      return await inspectPermissions(client, repository, record, host, { ...(ctx.signal ? { signal: ctx.signal } : {}), maxPages: this.maxPages });
     } catch (err) {
       throw this.error(ctx, err, `the permissions of ${repository.fullName}`, host);
     }
@@ -191,16 +200,16 @@ export class GitHubProvider implements ConnectorProvider {
     const options = syncOptions(resource, this.filePageSize);
     const conn = await connect(ctx, this.settings);
     const cursor = decodeCursor(raw, options.selectionKey);
-    const repo = await this.call(ctx, conn, `the repository ${repository.fullName}`, () => conn.client.repos.get({ owner: repository.owner, repo: repository.repo }));
+    const repo = await this.repositoryRecord(ctx, conn, repository);
 
     // No file pattern: no file is read, and the branch is not even looked at.
-    const head = options.patterns.length ? await this.head(ctx, conn, repository, repo.data.default_branch) : null;
+    const head = options.patterns.length ? await this.head(ctx, conn, repository, repo.default_branch) : null;
     const pending = cursor.files.pending ?? (head !== null && head !== cursor.files.commit ? { base: cursor.files.commit, target: head, done: 0 } : undefined);
     if (pending) {
       const changed = await this.changedFiles(ctx, conn, repository, options, pending.base, pending.target);
       for (let i = pending.done; i < changed.length; i += options.filePageSize) {
         ctx.signal?.throwIfAborted();
-        for (const entry of changed.slice(i, i + options.filePageSize)) yield await this.fileEvent(ctx, conn, repository, entry, repo.data.html_url, repo.data.default_branch);
+        for (const entry of changed.slice(i, i + options.filePageSize)) yield await this.fileEvent(ctx, conn, repository, entry, repo.html_url, repo.default_branch);
         pending.done = Math.min(i + options.filePageSize, changed.length);
         if (pending.done < changed.length) yield checkpoint({ ...cursor, files: { commit: cursor.files.commit, pending } });
       }
@@ -229,8 +238,8 @@ export class GitHubProvider implements ConnectorProvider {
     const repository = parseRepository(resource.resourceId);
     const options = syncOptions(resource, this.filePageSize);
     const conn = await connect(ctx, this.settings);
-    const repo = await this.call(ctx, conn, `the repository ${repository.fullName}`, () => conn.client.repos.get({ owner: repository.owner, repo: repository.repo }));
-    for (const entry of options.patterns.length ? await this.files(ctx, conn, repository, options, repo.data.default_branch) : []) {
+    const repo = await this.repositoryRecord(ctx, conn, repository);
+    for (const entry of options.patterns.length ? await this.files(ctx, conn, repository, options, repo.default_branch) : []) {
       if ((entry.size ?? 0) <= this.maxDocumentBytes) yield { id: entry.path!, contentHash: fileHash(entry.path!, entry.sha!) };
     }
     if (!options.issues && !options.pullRequests) return;
@@ -249,12 +258,12 @@ export class GitHubProvider implements ConnectorProvider {
     const conn = await connect(ctx, this.settings);
     const paths = ids.filter((id) => parseIssueId(id) === undefined);
     if (paths.length) {
-      const repo = await this.call(ctx, conn, `the repository ${repository.fullName}`, () => conn.client.repos.get({ owner: repository.owner, repo: repository.repo }));
-      const files = new Map((await this.files(ctx, conn, repository, options, repo.data.default_branch)).map((e) => [e.path!, e]));
+      const repo = await this.repositoryRecord(ctx, conn, repository);
+      const files = new Map((await this.files(ctx, conn, repository, options, repo.default_branch)).map((e) => [e.path!, e]));
       for (const path of paths) {
         ctx.signal?.throwIfAborted();
         const entry = files.get(path);
-        yield entry ? await this.fileEvent(ctx, conn, repository, entry, repo.data.html_url, repo.data.default_branch) : { kind: 'delete', id: path };
+        yield entry ? await this.fileEvent(ctx, conn, repository, entry, repo.html_url, repo.default_branch) : { kind: 'delete', id: path };
       }
     }
     for (const id of ids) {
@@ -276,6 +285,18 @@ export class GitHubProvider implements ConnectorProvider {
       if (!here || !wanted(issue, options)) yield { kind: 'delete', id };
       else yield* await this.issueEvents(ctx, conn, repository, options, [issue]);
     }
+  }
+
+  /** The repository's record (visibility, default branch, links), read once per context; a failed read is not kept. */
+  private repositoryRecord(ctx: ProviderContext, conn: ConnectedClient, repository: RepositoryName): Promise<GitHubRepository> {
+    let reads = this.repositoryReads.get(ctx);
+    if (reads === undefined) this.repositoryReads.set(ctx, (reads = new Map()));
+    const known = reads.get(repository.fullName);
+    if (known !== undefined) return known;
+    const read = this.call(ctx, conn, `the repository ${repository.fullName}`, async () => (await conn.client.repos.get({ owner: repository.owner, repo: repository.repo })).data);
+    reads.set(repository.fullName, read);
+    read.catch(() => reads.delete(repository.fullName));
+    return read;
   }
 
   /** The default branch's head commit; null for a repository with no commits yet. */
