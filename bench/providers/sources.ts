@@ -121,7 +121,7 @@ async function github(docs: number): Promise<SeededSource> {
     minimum: {
       calls: 2 + ceilDiv(docs, 100),
       how: `repos.get once (visibility for the permission, the default branch), git.getRef of the default branch (an unchanged head means no tree or blob to read), and the issue listing with state=all at 100 a page (${ceilDiv(docs, 100)} pages): GitHub lists no deleted issue anywhere, so only a full listing shows deletions, and each entry's updated_at and comment count show edits, which makes a separate since= query redundant`,
-      beyond: 'the repository read three times (repos.get by the permission capture, by the engine\'s listing and by the crawl), the recursive tree read by the listing though the branch head did not move, and the crawl\'s since= issue query (one page, empty) beside the full listing',
+      beyond: 'the recursive tree read by the engine\'s listing though the branch head did not move (the listing is not given the cursor that says it did not), and the crawl\'s since= issue query (one page, empty) beside the full listing',
     },
     seeded: `one public repository (the recorded octokit-fixture-org/hello-world, README removed) with ${docs} issues, every fifth a pull request, no comments, created and updated a minute apart in 2024; default options (README and docs/ files, issues and pull requests)`,
     stop: () => fake.stop(),
