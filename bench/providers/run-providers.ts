@@ -48,9 +48,9 @@ function byEndpoint(requests: readonly string[], endpoint: (r: string) => string
 /**
  * One provider against its fake, on a service of its own (a fresh database, an embedded Postgres unless `database`
  * says otherwise, and a fresh data directory, so what one provider leaves for the pipeline never slows the next): the
- * fake seeded with one resource of `docs` documents, the
- * connector created and configured through the HTTP API, the first sync timed to completed and to every document
- * searchable, then a second sync of the unchanged resource with the fake's requests counted by endpoint.
+ * fake seeded with one resource of `docs` documents, the connector created and configured through the HTTP API, the
+ * first sync timed to completed and to every document searchable, then a second sync of the unchanged resource with
+ * the fake's requests counted by endpoint.
  */
 export async function runProvider(name: SourceName, docs: number, capMs: number, progress: Progress, database: ServiceDatabase = embeddedDatabase): Promise<ProviderResult> {
   const dataDir = mkdtempSync(join(tmpdir(), `crs-bench-providers-${name}-`));
