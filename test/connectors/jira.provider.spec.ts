@@ -36,6 +36,8 @@ describe('jira provider', () => {
 
   const keysOf = (docs: SyncedDocument[]) => docs.map((d) => d.metadata.issue_key);
   const paths = () => fake.switches.requests.map((r) => r.replace(/^GET /, '').split('?')[0]);
+  /** The site's host, which every group principal the provider emits carries. */
+  const host = () => new URL(server.url).hostname;
   const jqlOf = (request: string) => new URL(request.replace(/^GET /, ''), 'http://x').searchParams.get('jql');
 
   beforeEach(async () => {
@@ -283,7 +285,10 @@ describe('jira provider', () => {
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
       expect(await p.capturePermissions(ctx(), { ...ops(), resourceId: 'SEC' })).toEqual({ status: 'captured', acl: ['__public__'] });
       fake.setBrowse('OPS', [{ type: 'applicationRole' }, { type: 'user', value: 'acc-bob' }, { type: 'reporter' }]);
-      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:application-role', 'user_email:bob@example.test'] });
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:app:any`, 'user_email:bob@example.test'] });
+      // every user of one application: not public, a principal of the site that a caller declares
+      fake.setBrowse('OPS', [{ type: 'applicationRole', value: 'jira-software' }]);
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:app:jira-software`] });
       fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-eve' }]);
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null, unresolved: 1 });
       fake.setBrowse('OPS', [{ type: 'anyone' }, { type: 'user', value: 'acc-eve' }]);
@@ -341,7 +346,7 @@ describe('jira provider', () => {
         fake.addGroup('grp-big', 'big', many);
         fake.setRoleActors('OPS', '10002', [{ type: 'group', value: 'grp-big' }, { type: 'user', value: 'acc-ada' }]);
         fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }, { type: 'group', value: 'grp-ops' }]);
-        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:grp-big', 'group:jira:grp-ops', 'user_email:ada@example.test'] });
+        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:grp-big`, `group:jira:${host()}:grp-ops`, 'user_email:ada@example.test'] });
       });
 
       it('reading a role goes through the same error handling: 5xx retried, 429 rate limited, 401 the credentials, 404 a missing permission', async () => {
@@ -397,9 +402,13 @@ describe('jira provider', () => {
       for (const id of many) fake.addUser({ accountId: id, displayName: id, emailAddress: `${id}@example.test` });
       fake.addGroup('grp-big', 'big', many);
       fake.setBrowse('OPS', [{ type: 'group', value: 'grp-big' }, { type: 'user', value: 'acc-ada' }]);
-      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:grp-big', 'user_email:ada@example.test'] });
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:grp-big`, 'user_email:ada@example.test'] });
       fake.setBrowse('OPS', many.slice(0, 1001).map((value) => ({ type: 'user' as const, value })));
-      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:browse:ops'] });
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:browse:ops`] });
+      // the same group on another site (another connector) is another principal: the site's host is part of it
+      const other = { credentials: { ...ctx().credentials, base_url: server.url.replace('127.0.0.1', 'localhost') } };
+      fake.setBrowse('OPS', [{ type: 'group', value: 'grp-big' }, { type: 'user', value: 'acc-ada' }]);
+      expect(await provider().capturePermissions(other, ops())).toEqual({ status: 'captured', acl: ['group:jira:localhost:grp-big', 'user_email:ada@example.test'] });
     });
 
     it('an issue with a security level carries the level\'s members (and its reporter, when the level grants it) as its permission', async () => {

@@ -27,7 +27,8 @@ export type JiraHolder =
   | { type: 'group'; value: string }
   | { type: 'user'; value: string }
   | { type: 'projectRole'; value: string }
-  | { type: 'applicationRole' }
+  /** every user of an application (`jira-software`, `jira-servicedesk`), or of any application without a key */
+  | { type: 'applicationRole'; value?: string }
   | { type: 'anyone' }
   | { type: 'reporter' }
   | { type: 'assignee' };
@@ -501,6 +502,8 @@ export class JiraFake {
       }
       case 'projectRole':
         return { type: 'projectRole', parameter: holder.value, value: holder.value };
+      case 'applicationRole':
+        return holder.value === undefined ? { type: 'applicationRole' } : { type: 'applicationRole', parameter: holder.value, value: holder.value };
       default:
         return { type: holder.type };
     }

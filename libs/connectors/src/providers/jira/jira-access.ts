@@ -35,7 +35,11 @@ const emptyHolders = (): Holders => ({ public: false, emails: new Set(), groups:
 
 const userPrincipal = (email: string | undefined): string | undefined => emailPrincipal(email) ?? undefined;
 
-const groupPrincipal = (groupId: string) => `group:jira:${groupId.toLowerCase()}`;
+/**
+ * The principal of a set of people of one Jira site: `group:jira:<host>:<id>`. The site's host is part of it, so two
+ * sites (two connectors) never share a principal, whatever their groups are called.
+ */
+export const sitePrincipal = (host: string, id: string) => `group:jira:${host.toLowerCase()}:${id.toLowerCase()}`;
 
 /** A group's active members: the principals of those whose email is visible, the account ids of those whose is hidden. */
 interface GroupMembers {
@@ -54,6 +58,11 @@ export class Directory {
   private readonly roles = new Map<string, Promise<Version3Models.RoleActor[]>>();
 
   constructor(private readonly api: JiraApi) {}
+
+  /** The host of the site, which every group principal of this site carries. */
+  get host(): string {
+    return this.api.site.host;
+  }
 
   groupMembers(groupId: string): Promise<GroupMembers> {
     let members = this.groups.get(groupId);
@@ -121,7 +130,7 @@ export class Directory {
  * Who the grants of a project reach. `user` and `group` are listed (groups expanded to their members); a
  * `projectRole` is its actors in the project (`GET project/{key}/role/{id}`), each user and group listed as if granted
  * directly; `anyone` is public; an application role (every user licensed for Jira, or for one product) is the principal
- * `group:jira:application-role[:<key>]`, which a caller declares; the issue's reporter and assignee are noted for
+ * `group:jira:<host>:app:<key>` (`app:any` for every user of any application), which a caller declares; the issue's reporter and assignee are noted for
  * security levels. Every other kind (custom fields, the project lead) and a role actor of another kind count as
  * unresolved. A person whose email is hidden counts once, however many grants reach them.
  */
@@ -153,7 +162,7 @@ export async function resolveHolders(holders: ExpandedHolder[], directory: Direc
         out.public = true;
         break;
       case 'applicationRole':
-        out.principals.add(holder.parameter ? `group:jira:application-role:${holder.parameter.toLowerCase()}` : 'group:jira:application-role');
+        out.principals.add(sitePrincipal(directory.host, `app:${holder.parameter || 'any'}`));
         break;
       case 'user':
         await addUser(holder.value ?? holder.parameter, holder.user);
@@ -191,16 +200,16 @@ export async function resolveHolders(holders: ExpandedHolder[], directory: Direc
 /**
  * The stored ACL of resolved holders (plus `extra` principals). Public wins; nobody is `__private__`. Groups are
  * expanded to their members' emails while the whole list fits the 1,000 principals a document may hold; past that
- * each group is its `group:jira:<groupId>` principal, and if even that is too many, the one principal `fallback`
+ * each group is its `group:jira:<host>:<groupId>` principal, and if even that is too many, the one principal `fallback`
  * stands for them all: never a truncated list.
  */
-export function holdersAcl(holders: Holders, fallback: string, extra: Iterable<string> = []): string[] {
+export function holdersAcl(holders: Holders, host: string, fallback: string, extra: Iterable<string> = []): string[] {
   if (holders.public) return [PUBLIC];
   const direct = new Set([...holders.emails, ...holders.principals, ...extra]);
   const expanded = new Set([...direct, ...[...holders.groups.values()].flat()]);
   if (expanded.size === 0) return [PRIVATE];
   if (expanded.size <= MAX_PRINCIPALS) return [...expanded].sort();
-  const compact = new Set([...direct, ...[...holders.groups.keys()].map(groupPrincipal)]);
+  const compact = new Set([...direct, ...[...holders.groups.keys()].map((id) => sitePrincipal(host, id))]);
   if (compact.size <= MAX_PRINCIPALS) return [...compact].sort();
   return [fallback];
 }
@@ -224,7 +233,7 @@ export async function browseAccess(api: JiraApi, projectKey: string, directory =
   const grants = (scheme.permissions ?? []).filter((p) => p.permission === 'BROWSE_PROJECTS' && p.holder).map((p) => p.holder as ExpandedHolder);
   // The reporter, assignee or lead of each issue: not a resource-wide grant; left out, which only narrows.
   const holders = await resolveHolders(grants.filter((h) => !['reporter', 'assignee', 'projectLead', 'reporterWithCreatePermission', 'assigneeWithAssignablePermission'].includes(h.type)), directory, projectKey);
-  const acl = holdersAcl(holders, `group:jira:browse:${projectKey.toLowerCase()}`);
+  const acl = holdersAcl(holders, api.site.host, sitePrincipal(api.site.host, `browse:${projectKey}`));
   // A public grant reaches everyone, the people the connector cannot name included.
   const unresolved = holders.public ? 0 : holders.unresolved;
   return { acl: unresolved > 0 ? null : acl, principals: acl[0] === PUBLIC || acl[0] === PRIVATE ? 0 : acl.length, unresolved, holders };
@@ -362,7 +371,7 @@ export class SecurityLevels {
     if (people === 'public') return { status: 'captured', acl: [PUBLIC] };
     if (people.size === 0) return { status: 'captured', acl: [PRIVATE], ...counted };
     // The people of a level and the project at once cannot be named by groups: past the limit, one principal.
-    return { status: 'captured', acl: people.size <= MAX_PRINCIPALS ? [...people].sort() : [`group:jira:security-level:${levelId}`], ...counted };
+    return { status: 'captured', acl: people.size <= MAX_PRINCIPALS ? [...people].sort() : [sitePrincipal(this.api.site.host, `security-level:${levelId}`)], ...counted };
   }
 
   /** How many members of a level the connector could not resolve (emails hidden, grants it cannot list). */
