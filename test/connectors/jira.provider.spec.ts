@@ -397,6 +397,20 @@ describe('jira provider', () => {
       });
     });
 
+    it('a deactivated account is granted nothing: not as a user holder, a group member, nor a level\'s reporter', async () => {
+      fake.setUserActive('acc-bob', false);
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-bob' }]);
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+      fake.setBrowse('OPS', [{ type: 'group', value: 'grp-eng' }]);
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+      // OPS-3's reporter is Bob, whom the level grants as reporter (and anyone may browse): left out, and not counted
+      // as someone unnamed
+      fake.setBrowse('OPS', [{ type: 'anyone' }]);
+      fake.setSecurityLevel('OPS-3', '10100');
+      const { docs } = await sync(null);
+      expect(docs.find((d) => d.metadata.issue_key === 'OPS-3')!.permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+    });
+
     it('more than 1,000 people become group principals, never a truncated list', async () => {
       const many = Array.from({ length: 1200 }, (_, n) => `acc-${n}`);
       for (const id of many) fake.addUser({ accountId: id, displayName: id, emailAddress: `${id}@example.test` });

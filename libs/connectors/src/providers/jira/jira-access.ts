@@ -54,7 +54,7 @@ interface GroupMembers {
  */
 export class Directory {
   private readonly groups = new Map<string, Promise<GroupMembers>>();
-  private readonly users = new Map<string, Promise<string | undefined>>();
+  private readonly users = new Map<string, Promise<Version3Models.User>>();
   private readonly roles = new Map<string, Promise<Version3Models.RoleActor[]>>();
 
   constructor(private readonly api: JiraApi) {}
@@ -73,13 +73,14 @@ export class Directory {
     return members;
   }
 
-  userEmail(accountId: string): Promise<string | undefined> {
-    let email = this.users.get(accountId);
-    if (!email) {
-      email = this.api.call(`reading the user ${accountId}`, (c) => c.users.getUser({ accountId })).then((u) => u.emailAddress);
-      this.users.set(accountId, email);
+  /** A user's details: the email when visible, and whether the account is active. */
+  user(accountId: string): Promise<Version3Models.User> {
+    let user = this.users.get(accountId);
+    if (!user) {
+      user = this.api.call(`reading the user ${accountId}`, (c) => c.users.getUser({ accountId }));
+      this.users.set(accountId, user);
     }
-    return email;
+    return user;
   }
 
   /**
@@ -115,6 +116,8 @@ export class Directory {
       const page = await this.api.call(`reading the members of group ${groupId}`, (c) => c.groups.getUsersFromGroup({ groupId, startAt, maxResults: 50, includeInactiveUsers: false }));
       const values = page.values ?? [];
       for (const user of values) {
+        // A deactivated account may sign in nowhere: it is granted nothing, whatever the listing holds.
+        if (user.active === false) continue;
         const principal = userPrincipal(user.emailAddress);
         if (principal) emails.push(principal);
         // A member without an account id still counts, as someone no other grant can be matched with.
@@ -141,8 +144,10 @@ export async function resolveHolders(holders: ExpandedHolder[], directory: Direc
   const addUser = async (accountId: string | undefined, details?: Version3Models.User) => {
     // Jira names a role actor whose record was deleted `unknown`: nobody to look up.
     const known = accountId && accountId !== 'unknown' ? accountId : undefined;
-    const email = details ? details.emailAddress : known ? await directory.userEmail(known) : undefined;
-    const principal = userPrincipal(email);
+    const user = details ?? (known ? await directory.user(known) : undefined);
+    // A deactivated account may sign in nowhere: it is granted nothing (and is not someone left unnamed either).
+    if (user?.active === false) return;
+    const principal = userPrincipal(user?.emailAddress);
     if (principal) out.emails.add(principal);
     else if (known) hidden.add(known);
     else other++;
@@ -360,7 +365,7 @@ export class SecurityLevels {
     let unresolved = rule.holders.unresolved;
     const people = rule.people === 'public' ? 'public' : new Set(rule.people);
     const add = (user: Version3Models.UserDetails | null | undefined) => {
-      if (!user) return;
+      if (!user || user.active === false) return;
       const principal = userPrincipal(user.emailAddress);
       if (!principal) unresolved++;
       else if (people !== 'public' && this.browse(principal)) people.add(principal);
