@@ -1,6 +1,7 @@
 import { AuthError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
 import type { ProviderContext, ResourceConfig, SyncCursor, SyncEvent, SyncedDocument } from '@crs/connectors/provider.port';
 import { JiraApi } from '@crs/connectors/providers/jira/jira-api';
+import { retryAtOf } from '@crs/connectors/providers/jira/jira-errors';
 import { jiraClient, siteFromCredentials } from '@crs/connectors/providers/jira/jira-site';
 import { JiraProvider, type JiraProviderOptions } from '@crs/connectors/providers/jira/jira.provider';
 import { JiraFake } from '../fakes/jira/jira-fake';
@@ -253,6 +254,14 @@ describe('jira provider', () => {
       expect(Math.abs((error as RateLimitedError).retryAt.getTime() - (started + 600_000))).toBeLessThan(2000);
       expect(Date.now() - started).toBeLessThan(1000);
       expect(fake.switches.requests.slice(-1)).toEqual([expect.stringMatching(/myself/)]);
+    });
+
+    it('reads Retry-After as every provider does: fractional seconds, and an HTTP date already past is now', () => {
+      const at = new Date('2024-06-01T00:00:00Z');
+      expect(retryAtOf({ 'retry-after': '2.5' }, at).toISOString()).toBe('2024-06-01T00:00:02.500Z');
+      expect(retryAtOf({ 'retry-after': 'Fri, 31 May 2024 23:59:00 GMT' }, at).toISOString()).toBe('2024-06-01T00:00:00.000Z');
+      expect(retryAtOf({ 'retry-after': '30', 'x-ratelimit-reset': '2024-06-01T00:05:00Z' }, at).toISOString()).toBe('2024-06-01T00:05:00.000Z');
+      expect(retryAtOf({}, at).toISOString()).toBe('2024-06-01T00:01:00.000Z');
     });
 
     it('retries a short 5xx burst; a longer one is a TransientError', async () => {

@@ -9,6 +9,7 @@ import {
   TargetForbiddenError,
   TransientError,
 } from '../../provider-errors';
+import { retryAtFrom } from '../../retry-after';
 
 /** What a failed call was doing, for the message: "reading the issues of project OPS". */
 export interface CallContext {
@@ -48,8 +49,8 @@ function networkCode(err: unknown): string | undefined {
 
 /**
  * When a throttled caller may call again. Jira Cloud sends `Retry-After` (seconds) and, on 429s, `X-RateLimit-Reset`
- * (an ISO 8601 time); the reset time is taken when it is in the future, else Retry-After (seconds or an HTTP date),
- * else a minute.
+ * (an ISO 8601 time); the reset time is taken when it is in the future, else Retry-After as `retryAtFrom` reads it
+ * (seconds, or an HTTP date; one already past is now), else a minute.
  */
 export function retryAtOf(headers: Record<string, unknown>, now: Date): Date {
   const header = (name: string) => {
@@ -58,11 +59,7 @@ export function retryAtOf(headers: Record<string, unknown>, now: Date): Date {
   };
   const reset = Date.parse(header('x-ratelimit-reset') ?? '');
   if (Number.isFinite(reset) && reset > now.getTime()) return new Date(reset);
-  const retryAfter = header('retry-after');
-  if (retryAfter !== undefined && /^\d+$/.test(retryAfter)) return new Date(now.getTime() + Number(retryAfter) * 1000);
-  const date = Date.parse(retryAfter ?? '');
-  if (Number.isFinite(date) && date > now.getTime()) return new Date(date);
-  return new Date(now.getTime() + 60_000);
+  return retryAtFrom(header('retry-after'), now);
 }
 
 /** Whether a failure may pass on its own and the same call be sent again at once: a 5xx or a dropped connection. */
