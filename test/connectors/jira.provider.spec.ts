@@ -196,8 +196,28 @@ describe('jira provider', () => {
       const jql = fake.switches.requests.filter((r) => r.includes('updated+%3E%3D') || r.includes('updated >=')).map(jqlOf).pop()!;
       const bound = /updated >= "([^"]+)"/.exec(jql)![1];
       const minute = Math.floor(Date.parse(first.docs[first.docs.length - 1].updatedAt!) / 60_000) * 60_000;
-      // 2024-04 is daylight time in New York: four hours behind UTC
-      expect(bound).toBe(new Date(minute - 4 * 3_600_000).toISOString().slice(0, 16).replace('T', ' '));
+      // five minutes below the position's minute; 2024-04 is daylight time in New York: four hours behind UTC
+      expect(bound).toBe(new Date(minute - 5 * 60_000 - 4 * 3_600_000).toISOString().slice(0, 16).replace('T', ' '));
+    });
+
+    it('an issue that turns up late with an update a few minutes older than the position is still taken', async () => {
+      const first = await sync(null);
+      const position = Math.floor(Date.parse(first.docs[first.docs.length - 1].updatedAt!) / 60_000) * 60_000;
+      // Jira's index took in this edit after the sync had moved past its time
+      fake.editIssue('OPS-2', 'Disk full, indexed late', new Date(position - 4 * 60_000).toISOString().replace('Z', '+0000'));
+      const second = await sync(first.cursor);
+      expect(second.docs.map((d) => d.title)).toEqual(['OPS-2: Disk full, indexed late']);
+      expect((await sync(second.cursor)).docs).toEqual([]);
+    });
+
+    it('an edit after the position is found when Berlin\'s clocks go back in between', async () => {
+      fake.timeZone = 'Europe/Berlin';
+      // 2026-10-25 03:00 CEST (01:00Z) becomes 02:00 CET; the last issue synced was updated at 02:40 CEST
+      fake.editIssue('OPS-1', 'Rotate certificates', '2026-10-25T00:40:00.000+0000');
+      const first = await sync(null);
+      expect(keysOf(first.docs)).toEqual(['OPS-2', 'OPS-3', 'OPS-1']);
+      fake.editIssue('OPS-3', 'Upgrade the database, after the position', '2026-10-25T00:50:00.000+0000');
+      expect((await sync(first.cursor)).docs.map((d) => d.title)).toEqual(['OPS-3: Upgrade the database, after the position']);
     });
 
     it('an issue edited during the crawl comes again at the end, and none is skipped', async () => {
