@@ -1,4 +1,4 @@
-import { AuthError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
+import { AuthError, ConfigurationError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
 import type { ProviderContext, ResourceConfig, SyncCursor, SyncEvent, SyncedDocument } from '@crs/connectors/provider.port';
 import { JiraApi } from '@crs/connectors/providers/jira/jira-api';
 import { retryAtOf } from '@crs/connectors/providers/jira/jira-errors';
@@ -80,7 +80,7 @@ describe('jira provider', () => {
       // A name checked as public before the connection but private when it connects: the connection's own lookup
       // refuses it (the client is built as the provider builds it, without the check before).
       const site = siteFromCredentials({ ...ctx().credentials, base_url: server.url.replace('127.0.0.1', 'localhost') });
-      const api = new JiraApi(jiraClient(site, ctx(), { allowPrivateNetworks: false, requestTimeoutMs: 5000 }), site, { delaysMs: [], clock: () => new Date() });
+      const api = new JiraApi(jiraClient(site, ctx(), { allowPrivateNetworks: false, requestTimeoutMs: 5000, maxResponseBytes: 1_000_000 }), site, { delaysMs: [], clock: () => new Date(), maxPages: 10 });
       await expect(api.call('checking the credentials', (c) => c.myself.getCurrentUser())).rejects.toBeInstanceOf(TargetForbiddenError);
       expect(fake.switches.requests).toEqual([]);
     });
@@ -301,6 +301,37 @@ describe('jira provider', () => {
       })().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AuthError);
       expect(events.map((e) => e.kind)).toEqual(['upsert', 'upsert', 'checkpoint']);
+    });
+
+    it('a search that does not move on stops with a TransientError, in the crawl and in the listing, instead of looping', async () => {
+      fake.searchStuck = true;
+      const crawl = await collect(provider().sync(ctx(), ops(), null)).catch((e: unknown) => e);
+      expect(crawl).toBeInstanceOf(TransientError);
+      expect((crawl as Error).message).toBe(`Jira on ${server.url} answered with a page already read as the next page of the issues of project OPS; the listing was stopped there and is tried again later.`);
+      const listing = await collect(provider().listExistingIds(ctx(), ops())).catch((e: unknown) => e);
+      expect(listing).toBeInstanceOf(TransientError);
+      expect((listing as Error).message).toMatch(/the next page of the issue ids of project OPS;/);
+    });
+
+    it('a listing past maxPages pages stops with a ConfigurationError naming it', async () => {
+      fake.switches.maxPageSize = 1;
+      await expect(collect(provider({ maxPages: 3 }).listExistingIds(ctx(), ops()))).resolves.toHaveLength(3);
+      const stopped = await collect(provider({ maxPages: 2 }).listExistingIds(ctx(), ops())).catch((e: unknown) => e);
+      expect(stopped).toBeInstanceOf(ConfigurationError);
+      expect((stopped as Error).message).toBe(`Reading the issue ids of project OPS on ${server.url} ran past 2 pages, the most the connector reads of one listing; the listing was stopped there.`);
+      // a group paged past the limit too
+      const capture = await provider({ maxPages: 1 }).capturePermissions(ctx(), ops()).catch((e: unknown) => e);
+      expect(capture).toBeInstanceOf(ConfigurationError);
+      expect((capture as Error).message).toMatch(/^Reading the members of group grp-eng on .* ran past 1 pages/);
+    });
+
+    it('an answer larger than maxResponseBytes is refused with a ConfigurationError, naming no secret', async () => {
+      fake.addIssue('OPS', 'A long one', { description: 'x'.repeat(20_000) });
+      await expect(collect(provider({ maxResponseBytes: 1_000_000 }).sync(ctx(), ops(), null))).resolves.toHaveLength(6);
+      const refused = await collect(provider({ maxResponseBytes: 10_000 }).sync(ctx(), ops(), null)).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ConfigurationError);
+      expect((refused as Error).message).toBe(`Jira's answer was larger than 10000 bytes, the most the connector reads of one answer, while reading the issues of project OPS on ${server.url}; it was refused. A smaller page_size makes the answers of an issue search smaller.`);
+      expect((refused as Error).message).not.toContain(fake.credentials.apiToken);
     });
 
     it('a project that no longer exists is gone', async () => {

@@ -111,7 +111,8 @@ export class Directory {
   private async readGroup(groupId: string): Promise<GroupMembers> {
     const emails: string[] = [];
     const hidden: string[] = [];
-    for (let startAt = 0; ; ) {
+    const guard = this.api.pages(`the members of group ${groupId}`);
+    for (let startAt = 0; ; guard.next(startAt)) {
       this.api.checkAborted();
       const page = await this.api.call(`reading the members of group ${groupId}`, (c) => c.groups.getUsersFromGroup({ groupId, startAt, maxResults: 50, includeInactiveUsers: false }));
       const values = page.values ?? [];
@@ -302,7 +303,8 @@ export class SecurityLevels {
     }
     const grants = new Map<string, ExpandedHolder[]>((scheme.levels ?? []).filter((l) => l.id).map((l) => [String(l.id), []]));
     if (scheme.id !== undefined && grants.size > 0) {
-      for (let startAt = 0; ; ) {
+      const guard = this.api.pages(`who may see the security levels of project ${this.projectKey}`);
+      for (let startAt = 0; ; guard.next(startAt)) {
         this.api.checkAborted();
         let page: Version3Models.PageIssueSecurityLevelMember;
         try {

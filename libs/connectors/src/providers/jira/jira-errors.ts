@@ -73,7 +73,8 @@ export function isRetryable(err: unknown): boolean {
 /**
  * Maps what jira.js throws to the provider errors: 401 is the credentials, 403 a missing permission, 404 a project
  * that is gone (or a setting), 429 a rate limit with the time to come back, 5xx and network failures transient, a
- * connection refused by the private-network policy a forbidden target.
+ * connection refused by the private-network policy a forbidden target, an answer over the byte limit a configuration
+ * error.
  */
 export function toProviderError(err: unknown, call: CallContext, now: Date): ProviderError {
   if (err instanceof ProviderError) return err;
@@ -103,6 +104,8 @@ export function toProviderError(err: unknown, call: CallContext, now: Date): Pro
     return new ConfigurationError(`Jira refused the request while ${where}: ${http.status}${detail}.`, { cause: err });
   }
   const code = networkCode(err);
+  const tooLarge = /^maxContentLength size of (\d+) exceeded/.exec(err instanceof Error ? err.message : '');
+  if (tooLarge) return new ConfigurationError(`Jira's answer was larger than ${tooLarge[1]} bytes, the most the connector reads of one answer, while ${where}; it was refused. A smaller page_size makes the answers of an issue search smaller.`, { cause: err });
   if (code === 'PRIVATE_TARGET') return new TargetForbiddenError(`The base_url leads to an address that is not on the public internet while ${where}; connectors may not connect to this service's own network.`, { cause: err });
   if (code === 'ERR_CANCELED') return new TransientError(`The call was cancelled while ${where}.`, { cause: err });
   const message = err instanceof Error ? err.message : String(err);

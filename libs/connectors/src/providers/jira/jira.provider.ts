@@ -16,6 +16,7 @@ import { browseAccess, Directory, SecurityLevels } from './jira-access';
 import { JiraApi } from './jira-api';
 import { ISSUE_FIELDS, issueDocument, JIRA_FILTERABLE_FIELDS, type SearchedIssue } from './jira-content';
 import { advance, decodeCursor, encodeCursor, jqlLowerBound, type CrawlPosition, type JiraSyncState } from './jira-cursor';
+import { DEFAULT_MAX_PAGES } from './jira-pages';
 import { jiraClient, refusePrivateSite, siteFromCredentials, type JiraClientSettings } from './jira-site';
 
 export interface JiraProviderOptions {
@@ -31,6 +32,10 @@ export interface JiraProviderOptions {
   retryDelaysMs?: readonly number[];
   /** Bound on one HTTP request (default 30 s). */
   requestTimeoutMs?: number;
+  /** Bound on the body of one answer (default 32 MiB); a larger answer is refused with a ConfigurationError. */
+  maxResponseBytes?: number;
+  /** Pages one listing may take (default 10,000); past that it stops with a ConfigurationError. */
+  maxPages?: number;
   /** How often a sync reads every issue again to find what the updated-time query cannot see (default 24 h). */
   fullSweepIntervalMs?: number;
   /** How long discovery spends describing projects' browse access before listing the rest without it (default 8 s). */
@@ -78,10 +83,12 @@ export class JiraProvider implements ConnectorProvider {
   private readonly retryDelaysMs: readonly number[];
   private readonly fullSweepIntervalMs: number;
   private readonly discoveryBudgetMs: number;
+  private readonly maxPages: number;
   private readonly clock: () => Date;
 
   constructor(options: JiraProviderOptions = {}) {
-    this.settings = { allowPrivateNetworks: options.allowPrivateNetworks ?? false, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 };
+    this.settings = { allowPrivateNetworks: options.allowPrivateNetworks ?? false, requestTimeoutMs: options.requestTimeoutMs ?? 30_000, maxResponseBytes: options.maxResponseBytes ?? 32 * 1024 * 1024 };
+    this.maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
     this.pageSize = options.pageSize ?? 50;
     this.retryDelaysMs = options.retryDelaysMs ?? [250, 1000];
     this.fullSweepIntervalMs = options.fullSweepIntervalMs ?? 24 * 3_600_000;
@@ -92,7 +99,7 @@ export class JiraProvider implements ConnectorProvider {
   private async api(ctx: ProviderContext): Promise<JiraApi> {
     const site = siteFromCredentials(ctx.credentials);
     await refusePrivateSite(site, this.settings);
-    return new JiraApi(jiraClient(site, ctx, this.settings), site, { delaysMs: this.retryDelaysMs, signal: ctx.signal, clock: this.clock });
+    return new JiraApi(jiraClient(site, ctx, this.settings), site, { delaysMs: this.retryDelaysMs, signal: ctx.signal, clock: this.clock, maxPages: this.maxPages });
   }
 
   async validateCredentials(ctx: ProviderContext): Promise<AccountIdentity> {
@@ -112,7 +119,8 @@ export class JiraProvider implements ConnectorProvider {
   async discoverResources(ctx: ProviderContext): Promise<DiscoveredResource[]> {
     const api = await this.api(ctx);
     const projects: Version3Models.Project[] = [];
-    for (let startAt = 0; ; ) {
+    const guard = api.pages('the projects');
+    for (let startAt = 0; ; guard.next(startAt)) {
       api.checkAborted();
       const page = await api.call('listing the projects', (c) => c.projects.searchProjects({ startAt, maxResults: 50, orderBy: 'key' }));
       projects.push(...page.values);
@@ -157,8 +165,8 @@ export class JiraProvider implements ConnectorProvider {
   async *listExistingIds(ctx: ProviderContext, resource: ResourceConfig): AsyncIterable<ExistingDocument> {
     const api = await this.api(ctx);
     const key = projectKeyOf(resource);
-    let after: string | null = null;
-    for (;;) {
+    const guard = api.pages(`the issue ids of project ${key}`);
+    for (let after: string | null = null; ; guard.next(after ?? '')) {
       api.checkAborted();
       const jql: string = `project = "${key}"${after ? ` AND key > "${after}"` : ''} ORDER BY key ASC`;
       const page: Version3Models.SearchAndReconcileResults = await api.call(`listing the issues of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql, maxResults: 5000, fields: ['id'] }), true);
@@ -204,7 +212,8 @@ export class JiraProvider implements ConnectorProvider {
       } else if (current.length > 0) {
         // Only who may see these issues changed: a permission event each, no content read again.
         const jqlOf = (after: string | null) => `project = "${key}" AND level in (${current.join(', ')})${after ? ` AND key > "${after}"` : ''} ORDER BY key ASC`;
-        for (let after: string | null = null; ; ) {
+        const guard = api.pages(`the issues of changed security levels of project ${key}`);
+        for (let after: string | null = null; ; guard.next(after ?? '')) {
           api.checkAborted();
           const page: Version3Models.SearchAndReconcileResults = await api.call(`reading the issues of changed security levels of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql: jqlOf(after), maxResults: 100, fields: ['security', 'reporter', 'assignee'] }), true);
           const issues = (page.issues ?? []) as SearchedIssue[];
@@ -220,18 +229,24 @@ export class JiraProvider implements ConnectorProvider {
       }
     }
 
+    // Every issue version taken in this sync, beside those the cursor remembers: a query that reaches further back than
+    // the position remembers (where the zone's offset changes) finds them again, and skips them.
+    const taken = new Set<string>();
+    const guard = api.pages(`the issues of project ${key}`);
     let token: string | undefined;
-    for (;;) {
+    for (let first = true; ; first = false) {
       api.checkAborted();
       const position: CrawlPosition | null = state.position;
-      const seen = new Set((position?.seen ?? []).map(([id, at]) => `${id}@${at}`));
+      const seen = new Set([...(position?.seen ?? []).map(([id, at]) => `${id}@${at}`), ...taken]);
       const jql = `project = "${key}"${position ? ` AND updated >= "${jqlLowerBound(position.minute, timeZone)}"` : ''} ORDER BY updated ASC, key ASC`;
+      // A query again from the position follows an issue taken, so it is a new place unless Jira did not move on.
+      if (!first) guard.next(token ?? `${jql} after ${taken.size}`);
       const page = await this.search(api, key, jql, Math.min(100, pageSize + seen.size), token);
       const issues = (page.issues ?? []) as SearchedIssue[];
       const fresh = issues.filter((i) => !seen.has(`${i.id}@${epochOf(i.fields.updated)}`));
       const more = page.nextPageToken !== undefined && issues.length > 0;
       if (fresh.length === 0 && more) {
-        // A whole page of issues already taken in the position's minute: go on within the same query.
+        // A whole page of issues already taken: go on within the same query.
         token = page.nextPageToken;
         continue;
       }
@@ -239,6 +254,7 @@ export class JiraProvider implements ConnectorProvider {
       for (const issue of fresh) {
         yield* await this.issueEvents(api, issue, levels, state);
         const updated = epochOf(issue.fields.updated);
+        taken.add(`${issue.id}@${updated}`);
         if (Number.isFinite(updated)) state.position = advance(state.position, issue.id, updated);
       }
       if (!more) break;
@@ -285,7 +301,8 @@ export class JiraProvider implements ConnectorProvider {
     const shown = field?.comments ?? [];
     if (!field || (field.total ?? shown.length) <= shown.length) return shown;
     const all: Version3Models.Comment[] = [];
-    for (let startAt = 0; ; ) {
+    const guard = api.pages(`the comments of issue ${issue.key}`);
+    for (let startAt = 0; ; guard.next(startAt)) {
       api.checkAborted();
       let page: Version3Models.PageOfComments;
       try {
