@@ -21,7 +21,8 @@ export interface JiraUser {
 
 /**
  * Who holds a grant: a group (by id), one user (by account id), a project role (by role id: its actors in the project),
- * every licensed user, anyone, or (issue security levels) the issue's reporter or assignee.
+ * every licensed user, anyone, the project's lead, the issue's reporter or assignee, the users or groups a custom
+ * field of the issue names (by field id), or a kind only some sites have (Jira Service Management's portal customers).
  */
 export type JiraHolder =
   | { type: 'group'; value: string }
@@ -31,7 +32,11 @@ export type JiraHolder =
   | { type: 'applicationRole'; value?: string }
   | { type: 'anyone' }
   | { type: 'reporter' }
-  | { type: 'assignee' };
+  | { type: 'assignee' }
+  | { type: 'projectLead' }
+  | { type: 'userCustomField'; value: string }
+  | { type: 'groupCustomField'; value: string }
+  | { type: 'sd.customer.portal.only' };
 
 /** Who acts in a project role in one project: a user (by account id) or a group (by group id). */
 export type JiraRoleActor = { type: 'user'; value: string } | { type: 'group'; value: string };
@@ -49,6 +54,8 @@ export interface JiraIssueFields {
   assignee?: string | null;
   reporter?: string;
   priority?: string;
+  /** user-picker custom fields by field id (`customfield_10010`): the account ids each names */
+  customFields?: Record<string, string[]>;
 }
 
 interface IssueState {
@@ -67,6 +74,7 @@ interface IssueState {
   updated: string;
   securityLevelId: string | null;
   comments: Version3Models.Comment[];
+  customFields: Record<string, string[]>;
 }
 
 /** Plain text as the Atlassian Document Format Jira v3 sends: one paragraph per line. */
@@ -281,6 +289,7 @@ export class JiraFake {
       updated: at,
       securityLevelId: options.securityLevelId ?? null,
       comments: [],
+      customFields: { ...(options.customFields ?? {}) },
     });
     return key;
   }
@@ -463,6 +472,8 @@ export class JiraFake {
       updated: i.updated,
       security: level === undefined ? null : { id: level.id, name: level.name },
     };
+    // a user-picker field: the users it names, as a multi-user picker sends them
+    for (const [field, accountIds] of Object.entries(i.customFields)) Object.assign(fields, { [field]: accountIds.map((id) => this.asUser(this.users.get(id)!)) });
     if (i.assignee === null) Object.assign(fields, { assignee: null });
     if (i.reporter === null) Object.assign(fields, { reporter: null });
     return { id: i.id, key: i.key, self: `/rest/api/3/issue/${i.id}`, fields: Object.fromEntries(Object.entries(fields).filter(([k]) => wanted.has(k) || wanted.has('*all'))) };
@@ -515,6 +526,9 @@ export class JiraFake {
       }
       case 'projectRole':
         return { type: 'projectRole', parameter: holder.value, value: holder.value };
+      case 'userCustomField':
+      case 'groupCustomField':
+        return { type: holder.type, parameter: holder.value, value: holder.value };
       case 'applicationRole':
         return holder.value === undefined ? { type: 'applicationRole' } : { type: 'applicationRole', parameter: holder.value, value: holder.value };
       default:

@@ -33,6 +33,11 @@ export interface JiraSyncState {
   sweptAt: number | null;
   /** for each security level an issue taken had: a digest of who may see its issues, to find membership changes */
   levels: Record<string, string>;
+  /**
+   * a digest of the project's browse verdict and its grants to the people each issue names, when there are such grants
+   * (`none` when there are none, `refused` when they could not be read), to find a change that moves no issue
+   */
+  browse: string | null;
 }
 
 interface EncodedCursor extends JiraSyncState {
@@ -41,7 +46,7 @@ interface EncodedCursor extends JiraSyncState {
   project: string;
 }
 
-export const startState = (): JiraSyncState => ({ position: null, sweepStartedAt: null, sweptAt: null, levels: {} });
+export const startState = (): JiraSyncState => ({ position: null, sweepStartedAt: null, sweptAt: null, levels: {}, browse: null });
 
 export function encodeCursor(project: string, state: JiraSyncState): SyncCursor {
   const c: EncodedCursor = { v: 1, project, ...state };
@@ -60,7 +65,7 @@ export function decodeCursor(project: string, cursor: SyncCursor | null): JiraSy
     const position = c.position && Number.isFinite(c.position.minute) && Array.isArray(c.position.seen) ? { minute: c.position.minute, seen: c.position.seen.filter((s) => Array.isArray(s) && typeof s[0] === 'string' && typeof s[1] === 'number') } : null;
     const time = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
     const levels = c.levels && typeof c.levels === 'object' ? Object.fromEntries(Object.entries(c.levels).filter(([, h]) => typeof h === 'string')) : {};
-    return { position, sweepStartedAt: time(c.sweepStartedAt), sweptAt: time(c.sweptAt), levels };
+    return { position, sweepStartedAt: time(c.sweepStartedAt), sweptAt: time(c.sweptAt), levels, browse: typeof c.browse === 'string' ? c.browse : null };
   } catch {
     return startState();
   }

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { HttpException, type Version3Models } from 'jira.js';
-import { ConfigurationError, DocumentError, ProviderError } from '../../provider-errors';
+import { ConfigurationError, DocumentError, ProviderError, ScopeError } from '../../provider-errors';
 import type {
   AccountIdentity,
   ConnectorProvider,
@@ -12,7 +13,7 @@ import type {
   SyncCursor,
   SyncEvent,
 } from '../../provider.port';
-import { browseAccess, Directory, SecurityLevels } from './jira-access';
+import { browseAccess, Directory, grantsPerIssue, issueBrowsePermission, issueGrantsOf, SecurityLevels, type BrowseAccess } from './jira-access';
 import { JiraApi } from './jira-api';
 import { ISSUE_FIELDS, issueDocument, JIRA_FILTERABLE_FIELDS, type SearchedIssue } from './jira-content';
 import { advance, decodeCursor, encodeCursor, jqlLowerBound, type CrawlPosition, type JiraSyncState } from './jira-cursor';
@@ -193,8 +194,29 @@ export class JiraProvider implements ConnectorProvider {
     const now = this.clock().getTime();
     const me = await api.call('reading the account\'s time zone', (c) => c.myself.getCurrentUser());
     const timeZone = me.timeZone ?? 'UTC';
-    const levels = new SecurityLevels(api, key, new Directory(api));
+    const directory = new Directory(api);
+    let browseRead: Promise<BrowseAccess> | undefined;
+    const browse = () => (browseRead ??= browseAccess(api, key, directory));
+    const levels = new SecurityLevels(api, key, directory, browse);
     const checkpoint = (): SyncEvent => ({ kind: 'checkpoint', cursor: encodeCursor(key, state) });
+
+    // Browse grants to the people each issue names (its reporter, its assignee, a user-picker field's users) go into
+    // each issue's own permission, with the project's list.
+    let issueBrowse: BrowseAccess | null = null;
+    let browseDigest = 'none';
+    try {
+      const grants = await directory.browseGrants(key);
+      if (grantsPerIssue(issueGrantsOf(grants))) {
+        issueBrowse = await browse();
+        browseDigest = createHash('sha256').update(JSON.stringify([issueBrowse.acl, issueBrowse.unresolved, issueBrowse.issueGrants])).digest('hex').slice(0, 32);
+      }
+    } catch (err) {
+      // The account may not read the grants: no issue carries a permission of its own from them, so each follows the
+      // resource's verdict, whose capture fails the same way (and never widens).
+      if (!(err instanceof ScopeError)) throw err;
+      browseDigest = 'refused';
+    }
+    const fields = [...ISSUE_FIELDS, ...(issueBrowse?.issueGrants.userFields ?? [])];
 
     if (state.sweepStartedAt === null && (state.sweptAt === null || now - state.sweptAt >= sweepEvery)) {
       // A full re-read: every issue comes again with its current security level, so the levels tracked start over.
@@ -233,6 +255,29 @@ export class JiraProvider implements ConnectorProvider {
     // the position remembers (where the zone's offset changes) finds them again, and skips them.
     const taken = new Set<string>();
     const guard = api.pages(`the issues of project ${key}`);
+    if (state.position !== null && (state.browse ?? 'none') !== browseDigest) {
+      // Who may browse changed and some issues carry it in their own permission: a permission event for every issue.
+      const guard = api.pages(`the issues of project ${key} whose browse access changed`);
+      for (let after: string | null = null; ; guard.next(after ?? '')) {
+        api.checkAborted();
+        const jql: string = `project = "${key}"${after ? ` AND key > "${after}"` : ''} ORDER BY key ASC`;
+        const page: Version3Models.SearchAndReconcileResults = await api.call(`reading the issues of project ${key} whose browse access changed`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql, maxResults: 100, fields: ['security', 'reporter', 'assignee', ...(issueBrowse?.issueGrants.userFields ?? [])] }), true);
+        const issues = (page.issues ?? []) as SearchedIssue[];
+        for (const issue of issues) {
+          const levelId = issue.fields.security?.id;
+          if (levelId) {
+            await levels.load();
+            if (!levels.refused) yield { kind: 'permission', id: issue.id, permission: levels.permission(levelId, issue) };
+          } else {
+            yield { kind: 'permission', id: issue.id, permission: (issueBrowse && issueBrowsePermission(issueBrowse, issue)) ?? { status: 'captured', acl: null } };
+          }
+        }
+        if (page.nextPageToken === undefined || issues.length === 0) break;
+        after = issues[issues.length - 1].key;
+      }
+    }
+    state.browse = browseDigest;
+
     let token: string | undefined;
     for (let first = true; ; first = false) {
       api.checkAborted();
@@ -241,7 +286,7 @@ export class JiraProvider implements ConnectorProvider {
       const jql = `project = "${key}"${position ? ` AND updated >= "${jqlLowerBound(position.minute, timeZone)}"` : ''} ORDER BY updated ASC, key ASC`;
       // A query again from the position follows an issue taken, so it is a new place unless Jira did not move on.
       if (!first) guard.next(token ?? `${jql} after ${taken.size}`);
-      const page = await this.search(api, key, jql, Math.min(100, pageSize + seen.size), token);
+      const page = await this.search(api, key, jql, fields, Math.min(100, pageSize + seen.size), token);
       const issues = (page.issues ?? []) as SearchedIssue[];
       const fresh = issues.filter((i) => !seen.has(`${i.id}@${epochOf(i.fields.updated)}`));
       const more = page.nextPageToken !== undefined && issues.length > 0;
@@ -252,7 +297,7 @@ export class JiraProvider implements ConnectorProvider {
       }
       token = undefined;
       for (const issue of fresh) {
-        yield* await this.issueEvents(api, issue, levels, state);
+        yield* await this.issueEvents(api, issue, levels, issueBrowse, state);
         const updated = epochOf(issue.fields.updated);
         taken.add(`${issue.id}@${updated}`);
         if (Number.isFinite(updated)) state.position = advance(state.position, issue.id, updated);
@@ -264,18 +309,18 @@ export class JiraProvider implements ConnectorProvider {
     yield checkpoint();
   }
 
-  private search(api: JiraApi, key: string, jql: string, maxResults: number, nextPageToken: string | undefined): Promise<Version3Models.SearchAndReconcileResults> {
-    return api.call(`reading the issues of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql, maxResults, fields: ISSUE_FIELDS, ...(nextPageToken ? { nextPageToken } : {}) }), true);
+  private search(api: JiraApi, key: string, jql: string, fields: string[], maxResults: number, nextPageToken: string | undefined): Promise<Version3Models.SearchAndReconcileResults> {
+    return api.call(`reading the issues of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql, maxResults, fields, ...(nextPageToken ? { nextPageToken } : {}) }), true);
   }
 
   /**
    * One issue as events: an upsert with all its comments and, when it has a security level, the level's members as
-   * its permission. When the account may not read who may see the level, the issue is deleted from the service and
+   * its permission; without one, when browse access also goes to people the issue names, the project's list and them. When the account may not read who may see the level, the issue is deleted from the service and
    * reported as a failure (the status shows it), since it cannot be shown only to those Jira shows it to.
    */
-  private async issueEvents(api: JiraApi, issue: SearchedIssue, levels: SecurityLevels, state: JiraSyncState): Promise<SyncEvent[]> {
+  private async issueEvents(api: JiraApi, issue: SearchedIssue, levels: SecurityLevels, issueBrowse: BrowseAccess | null, state: JiraSyncState): Promise<SyncEvent[]> {
     const levelId = issue.fields.security?.id;
-    let permission;
+    let permission = issueBrowse ? issueBrowsePermission(issueBrowse, issue) : undefined;
     if (levelId) {
       await levels.load();
       if (levels.refused) {
