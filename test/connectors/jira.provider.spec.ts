@@ -511,12 +511,14 @@ describe('jira provider', () => {
         { kind: 'permission', id: id('OPS-2'), permission: { status: 'captured', acl: ['user_email:bob@example.test'], unresolved: 1 } },
         { kind: 'permission', id: id('OPS-3'), permission: { status: 'captured', acl: ['user_email:bob@example.test', 'user_email:cy@example.test'] } },
         { kind: 'checkpoint', cursor: expect.any(String) },
+        { kind: 'checkpoint', cursor: expect.any(String) },
       ]);
       expect((await sync(third.cursor)).events).toEqual([{ kind: 'checkpoint', cursor: expect.any(String) }]);
       // without grants to the issue's own people, no issue keeps a permission of its own
       fake.setBrowse('OPS', [{ type: 'user', value: 'acc-bob' }]);
       expect((await sync(third.cursor)).events).toEqual([
         ...['OPS-1', 'OPS-2', 'OPS-3'].map((key) => ({ kind: 'permission', id: id(key), permission: { status: 'captured', acl: null } })),
+        { kind: 'checkpoint', cursor: expect.any(String) },
         { kind: 'checkpoint', cursor: expect.any(String) },
       ]);
     });

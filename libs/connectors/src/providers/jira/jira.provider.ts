@@ -237,7 +237,7 @@ export class JiraProvider implements ConnectorProvider {
         const guard = api.pages(`the issues of changed security levels of project ${key}`);
         for (let after: string | null = null; ; guard.next(after ?? '')) {
           api.checkAborted();
-          const page: Version3Models.SearchAndReconcileResults = await api.call(`reading the issues of changed security levels of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql: jqlOf(after), maxResults: 100, fields: ['security', 'reporter', 'assignee'] }), true);
+          const page: Version3Models.SearchAndReconcileResults = await api.call(`reading the issues of changed security levels of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql: jqlOf(after), maxResults: 100, fields: ['security', 'reporter', 'assignee', ...(issueBrowse?.issueGrants.userFields ?? [])] }), true);
           const issues = (page.issues ?? []) as SearchedIssue[];
           for (const issue of issues) {
             const levelId = issue.fields.security?.id;
@@ -251,10 +251,6 @@ export class JiraProvider implements ConnectorProvider {
       }
     }
 
-    // Every issue version taken in this sync, beside those the cursor remembers: a query that reaches further back than
-    // the position remembers (where the zone's offset changes) finds them again, and skips them.
-    const taken = new Set<string>();
-    const guard = api.pages(`the issues of project ${key}`);
     if (state.position !== null && (state.browse ?? 'none') !== browseDigest) {
       // Who may browse changed and some issues carry it in their own permission: a permission event for every issue.
       const guard = api.pages(`the issues of project ${key} whose browse access changed`);
@@ -275,8 +271,15 @@ export class JiraProvider implements ConnectorProvider {
         if (page.nextPageToken === undefined || issues.length === 0) break;
         after = issues[issues.length - 1].key;
       }
+      state.browse = browseDigest;
+      yield checkpoint();
     }
     state.browse = browseDigest;
+
+    // Every issue version taken in this sync, beside those the cursor remembers: a query that reaches further back than
+    // the position remembers (where the zone's offset changes) finds them again, and skips them.
+    const taken = new Set<string>();
+    const guard = api.pages(`the issues of project ${key}`);
 
     let token: string | undefined;
     for (let first = true; ; first = false) {
