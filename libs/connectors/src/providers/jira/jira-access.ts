@@ -48,9 +48,11 @@ interface GroupMembers {
 }
 
 /**
- * The members of groups, the emails of users and the actors of project roles, each read once per provider call and
- * kept for that call only: groups are paged from /group/member (active users only), a user a grant names without
- * details from /user, a role's actors in a project from /project/{key}/role/{id} (active users only).
+ * The members of groups, the details of users, the actors of project roles, a project's browse grants and its lead,
+ * each read once per provider call and kept for that call only: groups are paged from /group/member (active users
+ * only), a user a grant names without details from /user, a role's actors in a project from
+ * /project/{key}/role/{id} (active users only), the grants from /project/{key}/permissionscheme, the lead from
+ * /project/{key}.
  */
 export class Directory {
   private readonly groups = new Map<string, Promise<GroupMembers>>();
