@@ -34,6 +34,7 @@ const browseHolder = fc.constantFrom<Holder>(
   { type: 'anyone' },
   { type: 'projectRole', value: '301' },
   { type: 'projectRole', value: '302' },
+  { type: 'reporter' },
 );
 const levelHolder = fc.constantFrom<Holder>({ type: 'user', value: 'ada' }, { type: 'user', value: 'bob' }, { type: 'group', value: 'g2' }, { type: 'reporter' }, { type: 'projectRole', value: '301' }, { type: 'projectRole', value: '302' });
 const roleActor = fc.constantFrom<Actor>({ type: 'user', value: 'ada' }, { type: 'user', value: 'bob' }, { type: 'user', value: 'hid' }, { type: 'group', value: 'g1' }, { type: 'group', value: 'g2' });
@@ -104,17 +105,19 @@ describe('jira permissions: what a caller retrieves is what Jira shows them (rul
           const docs: SyncedDocument[] = [];
           for await (const e of provider.sync(ctx, resource, null)) if (e.kind === 'upsert') docs.push(e.doc);
           expect(docs).toHaveLength(3);
-          const browsers = reaches(browse, 'ada', roles);
-          const hidden = browsers !== 'anyone' && [...browsers].some((p) => p.startsWith('hidden:'));
+          // who may browse every issue (the reporter grants only their own issue)
+          const everyIssue = reaches(browse.filter((h) => h.type !== 'reporter'), 'ada', roles);
+          const hidden = everyIssue !== 'anyone' && [...everyIssue].some((p) => p.startsWith('hidden:'));
           for (const doc of docs) {
             const n = keys.indexOf(String(doc.metadata.issue_key));
             const { level, reporter } = issues[n];
+            const browsers = reaches(browse, reporter, roles);
             const acl = effectiveAccess({ document: doc.permission ?? { status: 'off' }, resource: verdict, apiRule: api }).acl;
             for (const caller of CALLERS) {
               const retrieves = isVisible(acl, callerPrincipals([caller]));
               const jira = within(browsers, caller) && (level === null || within(reaches(level === '201' ? one : two, reporter, roles), caller));
               let expected = jira;
-              if (level === null && (hidden || browsers === 'anyone')) {
+              if (level === null && (hidden || everyIssue === 'anyone')) {
                 // the verdict says nothing (hidden emails) or is public: the API rule governs when there is one
                 if (api !== undefined) expected = isVisible([...api], callerPrincipals([caller]));
                 else expected = hidden ? false : jira;

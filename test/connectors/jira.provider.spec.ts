@@ -1,6 +1,7 @@
-import { AuthError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
+import { AuthError, ConfigurationError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
 import type { ProviderContext, ResourceConfig, SyncCursor, SyncEvent, SyncedDocument } from '@crs/connectors/provider.port';
 import { JiraApi } from '@crs/connectors/providers/jira/jira-api';
+import { retryAtOf } from '@crs/connectors/providers/jira/jira-errors';
 import { jiraClient, siteFromCredentials } from '@crs/connectors/providers/jira/jira-site';
 import { JiraProvider, type JiraProviderOptions } from '@crs/connectors/providers/jira/jira.provider';
 import { JiraFake } from '../fakes/jira/jira-fake';
@@ -36,6 +37,8 @@ describe('jira provider', () => {
 
   const keysOf = (docs: SyncedDocument[]) => docs.map((d) => d.metadata.issue_key);
   const paths = () => fake.switches.requests.map((r) => r.replace(/^GET /, '').split('?')[0]);
+  /** The site's host, which every group principal the provider emits carries. */
+  const host = () => new URL(server.url).hostname;
   const jqlOf = (request: string) => new URL(request.replace(/^GET /, ''), 'http://x').searchParams.get('jql');
 
   beforeEach(async () => {
@@ -77,7 +80,7 @@ describe('jira provider', () => {
       // A name checked as public before the connection but private when it connects: the connection's own lookup
       // refuses it (the client is built as the provider builds it, without the check before).
       const site = siteFromCredentials({ ...ctx().credentials, base_url: server.url.replace('127.0.0.1', 'localhost') });
-      const api = new JiraApi(jiraClient(site, ctx(), { allowPrivateNetworks: false, requestTimeoutMs: 5000 }), site, { delaysMs: [], clock: () => new Date() });
+      const api = new JiraApi(jiraClient(site, ctx(), { allowPrivateNetworks: false, requestTimeoutMs: 5000, maxResponseBytes: 1_000_000 }), site, { delaysMs: [], clock: () => new Date(), maxPages: 10 });
       await expect(api.call('checking the credentials', (c) => c.myself.getCurrentUser())).rejects.toBeInstanceOf(TargetForbiddenError);
       expect(fake.switches.requests).toEqual([]);
     });
@@ -138,9 +141,10 @@ describe('jira provider', () => {
         '/rest/api/3/group/member', // its group's members
         '/rest/api/3/search/jql', // the listing, for pruning
         '/rest/api/3/myself', // the account's time zone, in which JQL dates are read
+        '/rest/api/3/project/OPS/permissionscheme', // whether browse access goes to people each issue names
         '/rest/api/3/search/jql', // updated >= the cursor's minute
       ]);
-      expect(jqlOf(fake.switches.requests[4])).toMatch(/^project = "OPS" AND updated >= "\d{4}-\d\d-\d\d \d\d:\d\d" ORDER BY updated ASC, key ASC$/);
+      expect(jqlOf(fake.switches.requests[5])).toMatch(/^project = "OPS" AND updated >= "\d{4}-\d\d-\d\d \d\d:\d\d" ORDER BY updated ASC, key ASC$/);
     });
 
     it('an unchanged sync of a project whose browse access is a project role reads the role once, and its user and group', async () => {
@@ -163,6 +167,7 @@ describe('jira provider', () => {
         '/rest/api/3/group/member', // the members of the role's group
         '/rest/api/3/search/jql', // the listing, for pruning
         '/rest/api/3/myself', // the account's time zone
+        '/rest/api/3/project/OPS/permissionscheme', // whether browse access goes to people each issue names
         '/rest/api/3/search/jql', // updated >= the cursor's minute
       ]);
       expect(fake.switches.requests[1]).toBe('GET /rest/api/3/project/OPS/role/10002?excludeInactiveUsers=true');
@@ -193,14 +198,34 @@ describe('jira provider', () => {
       const jql = fake.switches.requests.filter((r) => r.includes('updated+%3E%3D') || r.includes('updated >=')).map(jqlOf).pop()!;
       const bound = /updated >= "([^"]+)"/.exec(jql)![1];
       const minute = Math.floor(Date.parse(first.docs[first.docs.length - 1].updatedAt!) / 60_000) * 60_000;
-      // 2024-04 is daylight time in New York: four hours behind UTC
-      expect(bound).toBe(new Date(minute - 4 * 3_600_000).toISOString().slice(0, 16).replace('T', ' '));
+      // five minutes below the position's minute; 2024-04 is daylight time in New York: four hours behind UTC
+      expect(bound).toBe(new Date(minute - 5 * 60_000 - 4 * 3_600_000).toISOString().slice(0, 16).replace('T', ' '));
+    });
+
+    it('an issue that turns up late with an update a few minutes older than the position is still taken', async () => {
+      const first = await sync(null);
+      const position = Math.floor(Date.parse(first.docs[first.docs.length - 1].updatedAt!) / 60_000) * 60_000;
+      // Jira's index took in this edit after the sync had moved past its time
+      fake.editIssue('OPS-2', 'Disk full, indexed late', new Date(position - 4 * 60_000).toISOString().replace('Z', '+0000'));
+      const second = await sync(first.cursor);
+      expect(second.docs.map((d) => d.title)).toEqual(['OPS-2: Disk full, indexed late']);
+      expect((await sync(second.cursor)).docs).toEqual([]);
+    });
+
+    it('an edit after the position is found when Berlin\'s clocks go back in between', async () => {
+      fake.timeZone = 'Europe/Berlin';
+      // 2026-10-25 03:00 CEST (01:00Z) becomes 02:00 CET; the last issue synced was updated at 02:40 CEST
+      fake.editIssue('OPS-1', 'Rotate certificates', '2026-10-25T00:40:00.000+0000');
+      const first = await sync(null);
+      expect(keysOf(first.docs)).toEqual(['OPS-2', 'OPS-3', 'OPS-1']);
+      fake.editIssue('OPS-3', 'Upgrade the database, after the position', '2026-10-25T00:50:00.000+0000');
+      expect((await sync(first.cursor)).docs.map((d) => d.title)).toEqual(['OPS-3: Upgrade the database, after the position']);
     });
 
     it('an issue edited during the crawl comes again at the end, and none is skipped', async () => {
       for (let n = 4; n <= 8; n++) fake.addIssue('OPS', `Issue ${n}`);
-      // after the time zone and the first page, OPS-1 (already taken) is edited and OPS-7 (not yet) too
-      fake.switches.afterRequests(2, () => {
+      // after the time zone, the browse grants and the first page, OPS-2 (already taken) is edited and OPS-7 (not yet) too
+      fake.switches.afterRequests(3, () => {
         fake.editIssue('OPS-2', 'Disk full, edited during the crawl');
         fake.editIssue('OPS-7', 'Issue 7, edited during the crawl');
       });
@@ -253,6 +278,14 @@ describe('jira provider', () => {
       expect(fake.switches.requests.slice(-1)).toEqual([expect.stringMatching(/myself/)]);
     });
 
+    it('reads Retry-After as every provider does: fractional seconds, and an HTTP date already past is now', () => {
+      const at = new Date('2024-06-01T00:00:00Z');
+      expect(retryAtOf({ 'retry-after': '2.5' }, at).toISOString()).toBe('2024-06-01T00:00:02.500Z');
+      expect(retryAtOf({ 'retry-after': 'Fri, 31 May 2024 23:59:00 GMT' }, at).toISOString()).toBe('2024-06-01T00:00:00.000Z');
+      expect(retryAtOf({ 'retry-after': '30', 'x-ratelimit-reset': '2024-06-01T00:05:00Z' }, at).toISOString()).toBe('2024-06-01T00:05:00.000Z');
+      expect(retryAtOf({}, at).toISOString()).toBe('2024-06-01T00:01:00.000Z');
+    });
+
     it('retries a short 5xx burst; a longer one is a TransientError', async () => {
       fake.switches.failNext(2, 503);
       const { docs } = await sync(null);
@@ -263,13 +296,44 @@ describe('jira provider', () => {
     });
 
     it('a token revoked mid-sync fails the sync with an AuthError after the pages already given', async () => {
-      fake.switches.afterRequests(2, () => fake.switches.revokeToken(fake.credential));
+      fake.switches.afterRequests(3, () => fake.switches.revokeToken(fake.credential));
       const events: SyncEvent[] = [];
       const error = await (async () => {
         for await (const e of provider().sync(ctx(), ops(), null)) events.push(e);
       })().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AuthError);
       expect(events.map((e) => e.kind)).toEqual(['upsert', 'upsert', 'checkpoint']);
+    });
+
+    it('a search that does not move on stops with a TransientError, in the crawl and in the listing, instead of looping', async () => {
+      fake.searchStuck = true;
+      const crawl = await collect(provider().sync(ctx(), ops(), null)).catch((e: unknown) => e);
+      expect(crawl).toBeInstanceOf(TransientError);
+      expect((crawl as Error).message).toBe(`Jira on ${server.url} answered with a page already read as the next page of the issues of project OPS; the listing was stopped there and is tried again later.`);
+      const listing = await collect(provider().listExistingIds(ctx(), ops())).catch((e: unknown) => e);
+      expect(listing).toBeInstanceOf(TransientError);
+      expect((listing as Error).message).toMatch(/the next page of the issue ids of project OPS;/);
+    });
+
+    it('a listing past maxPages pages stops with a ConfigurationError naming it', async () => {
+      fake.switches.maxPageSize = 1;
+      await expect(collect(provider({ maxPages: 3 }).listExistingIds(ctx(), ops()))).resolves.toHaveLength(3);
+      const stopped = await collect(provider({ maxPages: 2 }).listExistingIds(ctx(), ops())).catch((e: unknown) => e);
+      expect(stopped).toBeInstanceOf(ConfigurationError);
+      expect((stopped as Error).message).toBe(`Reading the issue ids of project OPS on ${server.url} ran past 2 pages, the most the connector reads of one listing; the listing was stopped there.`);
+      // a group paged past the limit too
+      const capture = await provider({ maxPages: 1 }).capturePermissions(ctx(), ops()).catch((e: unknown) => e);
+      expect(capture).toBeInstanceOf(ConfigurationError);
+      expect((capture as Error).message).toMatch(/^Reading the members of group grp-eng on .* ran past 1 pages/);
+    });
+
+    it('an answer larger than maxResponseBytes is refused with a ConfigurationError, naming no secret', async () => {
+      fake.addIssue('OPS', 'A long one', { description: 'x'.repeat(20_000) });
+      await expect(collect(provider({ maxResponseBytes: 1_000_000 }).sync(ctx(), ops(), null))).resolves.toHaveLength(6);
+      const refused = await collect(provider({ maxResponseBytes: 10_000 }).sync(ctx(), ops(), null)).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ConfigurationError);
+      expect((refused as Error).message).toBe(`Jira's answer was larger than 10000 bytes, the most the connector reads of one answer, while reading the issues of project OPS on ${server.url}; it was refused. A smaller page_size makes the answers of an issue search smaller.`);
+      expect((refused as Error).message).not.toContain(fake.credentials.apiToken);
     });
 
     it('a project that no longer exists is gone', async () => {
@@ -283,7 +347,10 @@ describe('jira provider', () => {
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
       expect(await p.capturePermissions(ctx(), { ...ops(), resourceId: 'SEC' })).toEqual({ status: 'captured', acl: ['__public__'] });
       fake.setBrowse('OPS', [{ type: 'applicationRole' }, { type: 'user', value: 'acc-bob' }, { type: 'reporter' }]);
-      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:application-role', 'user_email:bob@example.test'] });
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:app:any`, 'user_email:bob@example.test'] });
+      // every user of one application: not public, a principal of the site that a caller declares
+      fake.setBrowse('OPS', [{ type: 'applicationRole', value: 'jira-software' }]);
+      expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:app:jira-software`] });
       fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-eve' }]);
       expect(await p.capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null, unresolved: 1 });
       fake.setBrowse('OPS', [{ type: 'anyone' }, { type: 'user', value: 'acc-eve' }]);
@@ -341,7 +408,7 @@ describe('jira provider', () => {
         fake.addGroup('grp-big', 'big', many);
         fake.setRoleActors('OPS', '10002', [{ type: 'group', value: 'grp-big' }, { type: 'user', value: 'acc-ada' }]);
         fake.setBrowse('OPS', [{ type: 'projectRole', value: '10002' }, { type: 'group', value: 'grp-ops' }]);
-        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:grp-big', 'group:jira:grp-ops', 'user_email:ada@example.test'] });
+        expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:grp-big`, `group:jira:${host()}:grp-ops`, 'user_email:ada@example.test'] });
       });
 
       it('reading a role goes through the same error handling: 5xx retried, 429 rate limited, 401 the credentials, 404 a missing permission', async () => {
@@ -392,14 +459,92 @@ describe('jira provider', () => {
       });
     });
 
+    it('a deactivated account is granted nothing: not as a user holder, a group member, nor a level\'s reporter', async () => {
+      fake.setUserActive('acc-bob', false);
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'user', value: 'acc-bob' }]);
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+      fake.setBrowse('OPS', [{ type: 'group', value: 'grp-eng' }]);
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+      // OPS-3's reporter is Bob, whom the level grants as reporter (and anyone may browse): left out, and not counted
+      // as someone unnamed
+      fake.setBrowse('OPS', [{ type: 'anyone' }]);
+      fake.setSecurityLevel('OPS-3', '10100');
+      const { docs } = await sync(null);
+      expect(docs.find((d) => d.metadata.issue_key === 'OPS-3')!.permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+    });
+
+    it('the project lead is a user holder; a kind of holder the connector does not know leaves the project to the resource rule, counted', async () => {
+      fake.setBrowse('OPS', [{ type: 'projectLead' }]);
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-bob' }, { type: 'sd.customer.portal.only' }]);
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: null, unresolved: 1 });
+      const discovered = await provider().discoverResources(ctx());
+      expect(discovered.find((r) => r.resourceId === 'OPS')!.details.browse_access).toEqual({ verdict: 'resource_rule', principals: 1, unresolved_members: 1 });
+      // the groups a group-picker field names grant per issue under a condition the connector does not read: left out
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-bob' }, { type: 'groupCustomField', value: 'customfield_10020' }]);
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:bob@example.test'] });
+    });
+
+    it('browse access to an issue\'s reporter, assignee and user-picker field adds them to that issue\'s own permission, and follows their changes', async () => {
+      fake.addUser({ accountId: 'acc-cy', displayName: 'Cy', emailAddress: 'cy@example.test' });
+      fake.updateIssue('OPS-3', { customFields: { customfield_10010: ['acc-cy'] } });
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'reporter' }, { type: 'assignee' }, { type: 'userCustomField', value: 'customfield_10010' }]);
+      // the project's verdict names only who may browse every issue
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+      const first = await sync(null);
+      const id = (key: string) => fake.issueId(key);
+      const permissions = (docs: SyncedDocument[]) => Object.fromEntries(docs.map((d) => [d.metadata.issue_key, d.permission]));
+      expect(permissions(first.docs)).toEqual({
+        'OPS-1': { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] }, // reporter Bob, assignee Ada
+        'OPS-2': { status: 'captured', acl: ['user_email:ada@example.test'], unresolved: 1 }, // reporter Eve hides her email
+        'OPS-3': { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test', 'user_email:cy@example.test'] }, // and Cy in the field
+      });
+      // a new reporter is an edit: the issue comes again with its new permission
+      fake.updateIssue('OPS-1', { reporter: 'acc-cy' });
+      const second = await sync(first.cursor);
+      expect(permissions(second.docs)).toEqual({ 'OPS-1': { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:cy@example.test'] } });
+      // a change of the project's list moves no issue: a permission event for each issue
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-bob' }, { type: 'reporter' }, { type: 'assignee' }, { type: 'userCustomField', value: 'customfield_10010' }]);
+      const third = await sync(second.cursor);
+      expect(third.events).toEqual([
+        { kind: 'permission', id: id('OPS-1'), permission: { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test', 'user_email:cy@example.test'] } },
+        { kind: 'permission', id: id('OPS-2'), permission: { status: 'captured', acl: ['user_email:bob@example.test'], unresolved: 1 } },
+        { kind: 'permission', id: id('OPS-3'), permission: { status: 'captured', acl: ['user_email:bob@example.test', 'user_email:cy@example.test'] } },
+        { kind: 'checkpoint', cursor: expect.any(String) },
+        { kind: 'checkpoint', cursor: expect.any(String) },
+      ]);
+      expect((await sync(third.cursor)).events).toEqual([{ kind: 'checkpoint', cursor: expect.any(String) }]);
+      // without grants to the issue's own people, no issue keeps a permission of its own
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-bob' }]);
+      expect((await sync(third.cursor)).events).toEqual([
+        ...['OPS-1', 'OPS-2', 'OPS-3'].map((key) => ({ kind: 'permission', id: id(key), permission: { status: 'captured', acl: null } })),
+        { kind: 'checkpoint', cursor: expect.any(String) },
+        { kind: 'checkpoint', cursor: expect.any(String) },
+      ]);
+    });
+
+    it('an issue with a level is shown to its reporter when browse access goes to the reporter; a level open to anyone under an application role is not public', async () => {
+      fake.setBrowse('OPS', [{ type: 'user', value: 'acc-ada' }, { type: 'reporter' }]);
+      fake.setSecurityLevel('OPS-3', '10100');
+      // the level grants Ada and the reporter (Bob), who may browse OPS-3 as its reporter
+      expect((await sync(null)).docs.find((d) => d.metadata.issue_key === 'OPS-3')!.permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
+      fake.setBrowse('OPS', [{ type: 'applicationRole' }]);
+      fake.setSecurityLevelHolders('OPS', '10100', [{ type: 'anyone' }]);
+      expect((await sync(null)).docs.find((d) => d.metadata.issue_key === 'OPS-3')!.permission).toEqual({ status: 'captured', acl: [`group:jira:${host()}:app:any`] });
+    });
+
     it('more than 1,000 people become group principals, never a truncated list', async () => {
       const many = Array.from({ length: 1200 }, (_, n) => `acc-${n}`);
       for (const id of many) fake.addUser({ accountId: id, displayName: id, emailAddress: `${id}@example.test` });
       fake.addGroup('grp-big', 'big', many);
       fake.setBrowse('OPS', [{ type: 'group', value: 'grp-big' }, { type: 'user', value: 'acc-ada' }]);
-      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:grp-big', 'user_email:ada@example.test'] });
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:grp-big`, 'user_email:ada@example.test'] });
       fake.setBrowse('OPS', many.slice(0, 1001).map((value) => ({ type: 'user' as const, value })));
-      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: ['group:jira:browse:ops'] });
+      expect(await provider().capturePermissions(ctx(), ops())).toEqual({ status: 'captured', acl: [`group:jira:${host()}:browse:ops`] });
+      // the same group on another site (another connector) is another principal: the site's host is part of it
+      const other = { credentials: { ...ctx().credentials, base_url: server.url.replace('127.0.0.1', 'localhost') } };
+      fake.setBrowse('OPS', [{ type: 'group', value: 'grp-big' }, { type: 'user', value: 'acc-ada' }]);
+      expect(await provider().capturePermissions(other, ops())).toEqual({ status: 'captured', acl: ['group:jira:localhost:grp-big', 'user_email:ada@example.test'] });
     });
 
     it('an issue with a security level carries the level\'s members (and its reporter, when the level grants it) as its permission', async () => {

@@ -21,16 +21,22 @@ export interface JiraUser {
 
 /**
  * Who holds a grant: a group (by id), one user (by account id), a project role (by role id: its actors in the project),
- * every licensed user, anyone, or (issue security levels) the issue's reporter or assignee.
+ * every licensed user, anyone, the project's lead, the issue's reporter or assignee, the users or groups a custom
+ * field of the issue names (by field id), or a kind only some sites have (Jira Service Management's portal customers).
  */
 export type JiraHolder =
   | { type: 'group'; value: string }
   | { type: 'user'; value: string }
   | { type: 'projectRole'; value: string }
-  | { type: 'applicationRole' }
+  /** every user of an application (`jira-software`, `jira-servicedesk`), or of any application without a key */
+  | { type: 'applicationRole'; value?: string }
   | { type: 'anyone' }
   | { type: 'reporter' }
-  | { type: 'assignee' };
+  | { type: 'assignee' }
+  | { type: 'projectLead' }
+  | { type: 'userCustomField'; value: string }
+  | { type: 'groupCustomField'; value: string }
+  | { type: 'sd.customer.portal.only' };
 
 /** Who acts in a project role in one project: a user (by account id) or a group (by group id). */
 export type JiraRoleActor = { type: 'user'; value: string } | { type: 'group'; value: string };
@@ -48,6 +54,8 @@ export interface JiraIssueFields {
   assignee?: string | null;
   reporter?: string;
   priority?: string;
+  /** user-picker custom fields by field id (`customfield_10010`): the account ids each names */
+  customFields?: Record<string, string[]>;
 }
 
 interface IssueState {
@@ -66,6 +74,7 @@ interface IssueState {
   updated: string;
   securityLevelId: string | null;
   comments: Version3Models.Comment[];
+  customFields: Record<string, string[]>;
 }
 
 /** Plain text as the Atlassian Document Format Jira v3 sends: one paragraph per line. */
@@ -167,6 +176,11 @@ export class JiraFake {
   timeZone = 'UTC';
   /** How many comments the `comment` field of a searched issue carries; the rest are read from /issue/{key}/comment. */
   commentsInSearch = 20;
+  /**
+   * When true, search answers every request with the first page of its query and the same `nextPageToken`, whatever
+   * the token or the `key >` bound: a server that does not move on.
+   */
+  searchStuck = false;
   /** Credentials refused for now (an administrator revoked the token), until `acceptCredentials`. */
   private suspended = false;
   private readonly throttles: { matches: (url: string) => boolean; skip: number; until: Date }[] = [];
@@ -275,6 +289,7 @@ export class JiraFake {
       updated: at,
       securityLevelId: options.securityLevelId ?? null,
       comments: [],
+      customFields: { ...(options.customFields ?? {}) },
     });
     return key;
   }
@@ -424,34 +439,44 @@ export class JiraFake {
     const query = req.query as Record<string, string>;
     const { matches, compare } = parseJql(query.jql ?? '', this.timeZone, (key) => this.projects.has(key));
     const all = [...this.issues.values()].filter(matches).sort(compare);
+    if (this.searchStuck) {
+      const stuck = [...this.issues.values()].filter((i) => i.projectKey === /project\s*=\s*"?(\w+)/i.exec(query.jql ?? '')?.[1]).sort(compare);
+      const size = this.switches.pageSize(Number(query.maxResults), 50, 100);
+      return { issues: stuck.slice(0, size).map((i) => this.searched(i, query)), isLast: false, nextPageToken: 'c3R1Y2s' };
+    }
     const offset = query.nextPageToken ? Number(Buffer.from(query.nextPageToken, 'base64url').toString('utf8')) : 0;
     const size = this.switches.pageSize(Number(query.maxResults), 50, 100);
-    const wanted = new Set(String(query.fields ?? 'summary,updated,created').split(','));
-    const issues = all.slice(offset, offset + size).map((i): JiraSearchedIssue => {
-      const project = this.project(i.projectKey);
-      const level = project.securityLevels.find((l) => l.id === i.securityLevelId);
-      const user = (accountId: string | null) => (accountId === null ? null : this.asUser(this.users.get(accountId)!));
-      const shown = i.comments.slice(0, this.commentsInSearch);
-      const fields: JiraSearchedIssue['fields'] = {
-        summary: i.summary,
-        description: adf(i.description),
-        issuetype: { id: i.issueType, name: i.issueType, subtask: false },
-        status: { id: i.status, name: i.status },
-        labels: [...i.labels],
-        assignee: user(i.assignee) ?? undefined,
-        reporter: user(i.reporter) ?? undefined,
-        priority: { id: i.priority, name: i.priority },
-        comment: { comments: shown, self: `/rest/api/3/issue/${i.id}/comment`, maxResults: this.commentsInSearch, total: i.comments.length, startAt: 0 },
-        created: i.created,
-        updated: i.updated,
-        security: level === undefined ? null : { id: level.id, name: level.name },
-      };
-      if (i.assignee === null) Object.assign(fields, { assignee: null });
-      if (i.reporter === null) Object.assign(fields, { reporter: null });
-      return { id: i.id, key: i.key, self: `/rest/api/3/issue/${i.id}`, fields: Object.fromEntries(Object.entries(fields).filter(([k]) => wanted.has(k) || wanted.has('*all'))) };
-    });
+    const issues = all.slice(offset, offset + size).map((i) => this.searched(i, query));
     const more = offset + size < all.length;
     return { issues, isLast: !more, ...(more ? { nextPageToken: Buffer.from(String(offset + size)).toString('base64url') } : {}) };
+  }
+
+  /** An issue as search returns it, with the `fields` the query asks for. */
+  private searched(i: IssueState, query: Record<string, string>): JiraSearchedIssue {
+    const wanted = new Set(String(query.fields ?? 'summary,updated,created').split(','));
+    const project = this.project(i.projectKey);
+    const level = project.securityLevels.find((l) => l.id === i.securityLevelId);
+    const user = (accountId: string | null) => (accountId === null ? null : this.asUser(this.users.get(accountId)!));
+    const shown = i.comments.slice(0, this.commentsInSearch);
+    const fields: JiraSearchedIssue['fields'] = {
+      summary: i.summary,
+      description: adf(i.description),
+      issuetype: { id: i.issueType, name: i.issueType, subtask: false },
+      status: { id: i.status, name: i.status },
+      labels: [...i.labels],
+      assignee: user(i.assignee) ?? undefined,
+      reporter: user(i.reporter) ?? undefined,
+      priority: { id: i.priority, name: i.priority },
+      comment: { comments: shown, self: `/rest/api/3/issue/${i.id}/comment`, maxResults: this.commentsInSearch, total: i.comments.length, startAt: 0 },
+      created: i.created,
+      updated: i.updated,
+      security: level === undefined ? null : { id: level.id, name: level.name },
+    };
+    // a user-picker field: the users it names, as a multi-user picker sends them
+    for (const [field, accountIds] of Object.entries(i.customFields)) Object.assign(fields, { [field]: accountIds.map((id) => this.asUser(this.users.get(id)!)) });
+    if (i.assignee === null) Object.assign(fields, { assignee: null });
+    if (i.reporter === null) Object.assign(fields, { reporter: null });
+    return { id: i.id, key: i.key, self: `/rest/api/3/issue/${i.id}`, fields: Object.fromEntries(Object.entries(fields).filter(([k]) => wanted.has(k) || wanted.has('*all'))) };
   }
 
   /**
@@ -501,6 +526,11 @@ export class JiraFake {
       }
       case 'projectRole':
         return { type: 'projectRole', parameter: holder.value, value: holder.value };
+      case 'userCustomField':
+      case 'groupCustomField':
+        return { type: holder.type, parameter: holder.value, value: holder.value };
+      case 'applicationRole':
+        return holder.value === undefined ? { type: 'applicationRole' } : { type: 'applicationRole', parameter: holder.value, value: holder.value };
       default:
         return { type: holder.type };
     }

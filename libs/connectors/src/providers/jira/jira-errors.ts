@@ -9,6 +9,7 @@ import {
   TargetForbiddenError,
   TransientError,
 } from '../../provider-errors';
+import { retryAtFrom } from '../../retry-after';
 
 /** What a failed call was doing, for the message: "reading the issues of project OPS". */
 export interface CallContext {
@@ -48,8 +49,8 @@ function networkCode(err: unknown): string | undefined {
 
 /**
  * When a throttled caller may call again. Jira Cloud sends `Retry-After` (seconds) and, on 429s, `X-RateLimit-Reset`
- * (an ISO 8601 time); the reset time is taken when it is in the future, else Retry-After (seconds or an HTTP date),
- * else a minute.
+ * (an ISO 8601 time); the reset time is taken when it is in the future, else Retry-After as `retryAtFrom` reads it
+ * (seconds, or an HTTP date; one already past is now), else a minute.
  */
 export function retryAtOf(headers: Record<string, unknown>, now: Date): Date {
   const header = (name: string) => {
@@ -58,11 +59,7 @@ export function retryAtOf(headers: Record<string, unknown>, now: Date): Date {
   };
   const reset = Date.parse(header('x-ratelimit-reset') ?? '');
   if (Number.isFinite(reset) && reset > now.getTime()) return new Date(reset);
-  const retryAfter = header('retry-after');
-  if (retryAfter !== undefined && /^\d+$/.test(retryAfter)) return new Date(now.getTime() + Number(retryAfter) * 1000);
-  const date = Date.parse(retryAfter ?? '');
-  if (Number.isFinite(date) && date > now.getTime()) return new Date(date);
-  return new Date(now.getTime() + 60_000);
+  return retryAtFrom(header('retry-after'), now);
 }
 
 /** Whether a failure may pass on its own and the same call be sent again at once: a 5xx or a dropped connection. */
@@ -76,7 +73,8 @@ export function isRetryable(err: unknown): boolean {
 /**
  * Maps what jira.js throws to the provider errors: 401 is the credentials, 403 a missing permission, 404 a project
  * that is gone (or a setting), 429 a rate limit with the time to come back, 5xx and network failures transient, a
- * connection refused by the private-network policy a forbidden target.
+ * connection refused by the private-network policy a forbidden target, an answer over the byte limit a configuration
+ * error.
  */
 export function toProviderError(err: unknown, call: CallContext, now: Date): ProviderError {
   if (err instanceof ProviderError) return err;
@@ -106,6 +104,8 @@ export function toProviderError(err: unknown, call: CallContext, now: Date): Pro
     return new ConfigurationError(`Jira refused the request while ${where}: ${http.status}${detail}.`, { cause: err });
   }
   const code = networkCode(err);
+  const tooLarge = /^maxContentLength size of (\d+) exceeded/.exec(err instanceof Error ? err.message : '');
+  if (tooLarge) return new ConfigurationError(`Jira's answer was larger than ${tooLarge[1]} bytes, the most the connector reads of one answer, while ${where}; it was refused. A smaller page_size makes the answers of an issue search smaller.`, { cause: err });
   if (code === 'PRIVATE_TARGET') return new TargetForbiddenError(`The base_url leads to an address that is not on the public internet while ${where}; connectors may not connect to this service's own network.`, { cause: err });
   if (code === 'ERR_CANCELED') return new TransientError(`The call was cancelled while ${where}.`, { cause: err });
   const message = err instanceof Error ? err.message : String(err);

@@ -18,6 +18,8 @@ export interface JiraClientSettings {
   allowPrivateNetworks: boolean;
   /** bound on one HTTP request */
   requestTimeoutMs: number;
+  /** bound on the body of one answer, in bytes; a larger answer is refused */
+  maxResponseBytes: number;
 }
 
 const text = (credentials: Credentials, field: string, what: string): string => {
@@ -59,8 +61,9 @@ export async function refusePrivateSite(site: JiraSite, settings: JiraClientSett
 /**
  * A jira.js client for one call of the provider. Without allowPrivateNetworks every connection resolves its host
  * through `publicOnlyLookup` (a name that resolves to a private address by the time it connects is refused) and
- * redirects are not followed, so nothing leads the client off the checked site. The call's abort signal cancels the
- * request in flight.
+ * redirects are not followed, so nothing leads the client off the checked site. An answer whose body runs past
+ * `maxResponseBytes` is dropped as it arrives (Axios's `maxContentLength`). The call's abort signal cancels the request
+ * in flight.
  */
 export function jiraClient(site: JiraSite, ctx: ProviderContext, settings: JiraClientSettings): Version3Client {
   const lookup = settings.allowPrivateNetworks ? {} : { lookup: publicOnlyLookup() };
@@ -69,6 +72,7 @@ export function jiraClient(site: JiraSite, ctx: ProviderContext, settings: JiraC
     authentication: { basic: { email: site.email, apiToken: site.apiToken } },
     baseRequestConfig: {
       timeout: settings.requestTimeoutMs,
+      maxContentLength: settings.maxResponseBytes,
       maxRedirects: 0,
       httpAgent: new HttpAgent(lookup),
       httpsAgent: new HttpsAgent(lookup),

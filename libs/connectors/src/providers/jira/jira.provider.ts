@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { HttpException, type Version3Models } from 'jira.js';
-import { ConfigurationError, DocumentError, ProviderError } from '../../provider-errors';
+import { ConfigurationError, DocumentError, ProviderError, ScopeError } from '../../provider-errors';
 import type {
   AccountIdentity,
   ConnectorProvider,
@@ -12,10 +13,11 @@ import type {
   SyncCursor,
   SyncEvent,
 } from '../../provider.port';
-import { browseAccess, Directory, SecurityLevels } from './jira-access';
+import { browseAccess, Directory, grantsPerIssue, issueBrowsePermission, issueGrantsOf, SecurityLevels, type BrowseAccess } from './jira-access';
 import { JiraApi } from './jira-api';
 import { ISSUE_FIELDS, issueDocument, JIRA_FILTERABLE_FIELDS, type SearchedIssue } from './jira-content';
 import { advance, decodeCursor, encodeCursor, jqlLowerBound, type CrawlPosition, type JiraSyncState } from './jira-cursor';
+import { DEFAULT_MAX_PAGES } from './jira-pages';
 import { jiraClient, refusePrivateSite, siteFromCredentials, type JiraClientSettings } from './jira-site';
 
 export interface JiraProviderOptions {
@@ -31,6 +33,10 @@ export interface JiraProviderOptions {
   retryDelaysMs?: readonly number[];
   /** Bound on one HTTP request (default 30 s). */
   requestTimeoutMs?: number;
+  /** Bound on the body of one answer (default 32 MiB); a larger answer is refused with a ConfigurationError. */
+  maxResponseBytes?: number;
+  /** Pages one listing may take (default 10,000); past that it stops with a ConfigurationError. */
+  maxPages?: number;
   /** How often a sync reads every issue again to find what the updated-time query cannot see (default 24 h). */
   fullSweepIntervalMs?: number;
   /** How long discovery spends describing projects' browse access before listing the rest without it (default 8 s). */
@@ -78,10 +84,12 @@ export class JiraProvider implements ConnectorProvider {
   private readonly retryDelaysMs: readonly number[];
   private readonly fullSweepIntervalMs: number;
   private readonly discoveryBudgetMs: number;
+  private readonly maxPages: number;
   private readonly clock: () => Date;
 
   constructor(options: JiraProviderOptions = {}) {
-    this.settings = { allowPrivateNetworks: options.allowPrivateNetworks ?? false, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 };
+    this.settings = { allowPrivateNetworks: options.allowPrivateNetworks ?? false, requestTimeoutMs: options.requestTimeoutMs ?? 30_000, maxResponseBytes: options.maxResponseBytes ?? 32 * 1024 * 1024 };
+    this.maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
     this.pageSize = options.pageSize ?? 50;
     this.retryDelaysMs = options.retryDelaysMs ?? [250, 1000];
     this.fullSweepIntervalMs = options.fullSweepIntervalMs ?? 24 * 3_600_000;
@@ -92,7 +100,7 @@ export class JiraProvider implements ConnectorProvider {
   private async api(ctx: ProviderContext): Promise<JiraApi> {
     const site = siteFromCredentials(ctx.credentials);
     await refusePrivateSite(site, this.settings);
-    return new JiraApi(jiraClient(site, ctx, this.settings), site, { delaysMs: this.retryDelaysMs, signal: ctx.signal, clock: this.clock });
+    return new JiraApi(jiraClient(site, ctx, this.settings), site, { delaysMs: this.retryDelaysMs, signal: ctx.signal, clock: this.clock, maxPages: this.maxPages });
   }
 
   async validateCredentials(ctx: ProviderContext): Promise<AccountIdentity> {
@@ -112,7 +120,8 @@ export class JiraProvider implements ConnectorProvider {
   async discoverResources(ctx: ProviderContext): Promise<DiscoveredResource[]> {
     const api = await this.api(ctx);
     const projects: Version3Models.Project[] = [];
-    for (let startAt = 0; ; ) {
+    const guard = api.pages('the projects');
+    for (let startAt = 0; ; guard.next(startAt)) {
       api.checkAborted();
       const page = await api.call('listing the projects', (c) => c.projects.searchProjects({ startAt, maxResults: 50, orderBy: 'key' }));
       projects.push(...page.values);
@@ -157,8 +166,8 @@ export class JiraProvider implements ConnectorProvider {
   async *listExistingIds(ctx: ProviderContext, resource: ResourceConfig): AsyncIterable<ExistingDocument> {
     const api = await this.api(ctx);
     const key = projectKeyOf(resource);
-    let after: string | null = null;
-    for (;;) {
+    const guard = api.pages(`the issue ids of project ${key}`);
+    for (let after: string | null = null; ; guard.next(after ?? '')) {
       api.checkAborted();
       const jql: string = `project = "${key}"${after ? ` AND key > "${after}"` : ''} ORDER BY key ASC`;
       const page: Version3Models.SearchAndReconcileResults = await api.call(`listing the issues of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql, maxResults: 5000, fields: ['id'] }), true);
@@ -185,8 +194,29 @@ export class JiraProvider implements ConnectorProvider {
     const now = this.clock().getTime();
     const me = await api.call('reading the account\'s time zone', (c) => c.myself.getCurrentUser());
     const timeZone = me.timeZone ?? 'UTC';
-    const levels = new SecurityLevels(api, key, new Directory(api));
+    const directory = new Directory(api);
+    let browseRead: Promise<BrowseAccess> | undefined;
+    const browse = () => (browseRead ??= browseAccess(api, key, directory));
+    const levels = new SecurityLevels(api, key, directory, browse);
     const checkpoint = (): SyncEvent => ({ kind: 'checkpoint', cursor: encodeCursor(key, state) });
+
+    // Browse grants to the people each issue names (its reporter, its assignee, a user-picker field's users) go into
+    // each issue's own permission, with the project's list.
+    let issueBrowse: BrowseAccess | null = null;
+    let browseDigest = 'none';
+    try {
+      const grants = await directory.browseGrants(key);
+      if (grantsPerIssue(issueGrantsOf(grants))) {
+        issueBrowse = await browse();
+        browseDigest = createHash('sha256').update(JSON.stringify([issueBrowse.acl, issueBrowse.unresolved, issueBrowse.issueGrants])).digest('hex').slice(0, 32);
+      }
+    } catch (err) {
+      // The account may not read the grants: no issue carries a permission of its own from them, so each follows the
+      // resource's verdict, whose capture fails the same way (and never widens).
+      if (!(err instanceof ScopeError)) throw err;
+      browseDigest = 'refused';
+    }
+    const fields = [...ISSUE_FIELDS, ...(issueBrowse?.issueGrants.userFields ?? [])];
 
     if (state.sweepStartedAt === null && (state.sweptAt === null || now - state.sweptAt >= sweepEvery)) {
       // A full re-read: every issue comes again with its current security level, so the levels tracked start over.
@@ -204,9 +234,10 @@ export class JiraProvider implements ConnectorProvider {
       } else if (current.length > 0) {
         // Only who may see these issues changed: a permission event each, no content read again.
         const jqlOf = (after: string | null) => `project = "${key}" AND level in (${current.join(', ')})${after ? ` AND key > "${after}"` : ''} ORDER BY key ASC`;
-        for (let after: string | null = null; ; ) {
+        const guard = api.pages(`the issues of changed security levels of project ${key}`);
+        for (let after: string | null = null; ; guard.next(after ?? '')) {
           api.checkAborted();
-          const page: Version3Models.SearchAndReconcileResults = await api.call(`reading the issues of changed security levels of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql: jqlOf(after), maxResults: 100, fields: ['security', 'reporter', 'assignee'] }), true);
+          const page: Version3Models.SearchAndReconcileResults = await api.call(`reading the issues of changed security levels of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql: jqlOf(after), maxResults: 100, fields: ['security', 'reporter', 'assignee', ...(issueBrowse?.issueGrants.userFields ?? [])] }), true);
           const issues = (page.issues ?? []) as SearchedIssue[];
           for (const issue of issues) {
             const levelId = issue.fields.security?.id;
@@ -220,25 +251,58 @@ export class JiraProvider implements ConnectorProvider {
       }
     }
 
+    if (state.position !== null && (state.browse ?? 'none') !== browseDigest) {
+      // Who may browse changed and some issues carry it in their own permission: a permission event for every issue.
+      const guard = api.pages(`the issues of project ${key} whose browse access changed`);
+      for (let after: string | null = null; ; guard.next(after ?? '')) {
+        api.checkAborted();
+        const jql: string = `project = "${key}"${after ? ` AND key > "${after}"` : ''} ORDER BY key ASC`;
+        const page: Version3Models.SearchAndReconcileResults = await api.call(`reading the issues of project ${key} whose browse access changed`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql, maxResults: 100, fields: ['security', 'reporter', 'assignee', ...(issueBrowse?.issueGrants.userFields ?? [])] }), true);
+        const issues = (page.issues ?? []) as SearchedIssue[];
+        for (const issue of issues) {
+          const levelId = issue.fields.security?.id;
+          if (levelId) {
+            await levels.load();
+            if (!levels.refused) yield { kind: 'permission', id: issue.id, permission: levels.permission(levelId, issue) };
+          } else {
+            yield { kind: 'permission', id: issue.id, permission: (issueBrowse && issueBrowsePermission(issueBrowse, issue)) ?? { status: 'captured', acl: null } };
+          }
+        }
+        if (page.nextPageToken === undefined || issues.length === 0) break;
+        after = issues[issues.length - 1].key;
+      }
+      state.browse = browseDigest;
+      yield checkpoint();
+    }
+    state.browse = browseDigest;
+
+    // Every issue version taken in this sync, beside those the cursor remembers: a query that reaches further back than
+    // the position remembers (where the zone's offset changes) finds them again, and skips them.
+    const taken = new Set<string>();
+    const guard = api.pages(`the issues of project ${key}`);
+
     let token: string | undefined;
-    for (;;) {
+    for (let first = true; ; first = false) {
       api.checkAborted();
       const position: CrawlPosition | null = state.position;
-      const seen = new Set((position?.seen ?? []).map(([id, at]) => `${id}@${at}`));
+      const seen = new Set([...(position?.seen ?? []).map(([id, at]) => `${id}@${at}`), ...taken]);
       const jql = `project = "${key}"${position ? ` AND updated >= "${jqlLowerBound(position.minute, timeZone)}"` : ''} ORDER BY updated ASC, key ASC`;
-      const page = await this.search(api, key, jql, Math.min(100, pageSize + seen.size), token);
+      // A query again from the position follows an issue taken, so it is a new place unless Jira did not move on.
+      if (!first) guard.next(token ?? `${jql} after ${taken.size}`);
+      const page = await this.search(api, key, jql, fields, Math.min(100, pageSize + seen.size), token);
       const issues = (page.issues ?? []) as SearchedIssue[];
       const fresh = issues.filter((i) => !seen.has(`${i.id}@${epochOf(i.fields.updated)}`));
       const more = page.nextPageToken !== undefined && issues.length > 0;
       if (fresh.length === 0 && more) {
-        // A whole page of issues already taken in the position's minute: go on within the same query.
+        // A whole page of issues already taken: go on within the same query.
         token = page.nextPageToken;
         continue;
       }
       token = undefined;
       for (const issue of fresh) {
-        yield* await this.issueEvents(api, issue, levels, state);
+        yield* await this.issueEvents(api, issue, levels, issueBrowse, state);
         const updated = epochOf(issue.fields.updated);
+        taken.add(`${issue.id}@${updated}`);
         if (Number.isFinite(updated)) state.position = advance(state.position, issue.id, updated);
       }
       if (!more) break;
@@ -248,18 +312,18 @@ export class JiraProvider implements ConnectorProvider {
     yield checkpoint();
   }
 
-  private search(api: JiraApi, key: string, jql: string, maxResults: number, nextPageToken: string | undefined): Promise<Version3Models.SearchAndReconcileResults> {
-    return api.call(`reading the issues of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql, maxResults, fields: ISSUE_FIELDS, ...(nextPageToken ? { nextPageToken } : {}) }), true);
+  private search(api: JiraApi, key: string, jql: string, fields: string[], maxResults: number, nextPageToken: string | undefined): Promise<Version3Models.SearchAndReconcileResults> {
+    return api.call(`reading the issues of project ${key}`, (c) => c.issueSearch.searchForIssuesUsingJqlEnhancedSearch({ jql, maxResults, fields, ...(nextPageToken ? { nextPageToken } : {}) }), true);
   }
 
   /**
    * One issue as events: an upsert with all its comments and, when it has a security level, the level's members as
-   * its permission. When the account may not read who may see the level, the issue is deleted from the service and
+   * its permission; without one, when browse access also goes to people the issue names, the project's list and them. When the account may not read who may see the level, the issue is deleted from the service and
    * reported as a failure (the status shows it), since it cannot be shown only to those Jira shows it to.
    */
-  private async issueEvents(api: JiraApi, issue: SearchedIssue, levels: SecurityLevels, state: JiraSyncState): Promise<SyncEvent[]> {
+  private async issueEvents(api: JiraApi, issue: SearchedIssue, levels: SecurityLevels, issueBrowse: BrowseAccess | null, state: JiraSyncState): Promise<SyncEvent[]> {
     const levelId = issue.fields.security?.id;
-    let permission;
+    let permission = issueBrowse ? issueBrowsePermission(issueBrowse, issue) : undefined;
     if (levelId) {
       await levels.load();
       if (levels.refused) {
@@ -285,7 +349,8 @@ export class JiraProvider implements ConnectorProvider {
     const shown = field?.comments ?? [];
     if (!field || (field.total ?? shown.length) <= shown.length) return shown;
     const all: Version3Models.Comment[] = [];
-    for (let startAt = 0; ; ) {
+    const guard = api.pages(`the comments of issue ${issue.key}`);
+    for (let startAt = 0; ; guard.next(startAt)) {
       api.checkAborted();
       let page: Version3Models.PageOfComments;
       try {
