@@ -87,7 +87,7 @@ describe('Confluence provider', () => {
 
     it('refuses a loopback wiki, and plain http, unless private networks are allowed, before any request', async () => {
       const strict = new ConfluenceProvider();
-      await expect(strict.validateCredentials(ctx)).rejects.toThrow(/must use https/);
+      await expect(strict.validateCredentials(ctx)).rejects.toThrow('base_url uses http://; credentials may only be sent over https://.');
       await expect(strict.validateCredentials({ credentials: { ...ctx.credentials, base_url: server.url.replace('http://', 'https://') } })).rejects.toBeInstanceOf(TargetForbiddenError);
       await expect(strict.validateCredentials({ credentials: { ...ctx.credentials, base_url: 'https://localhost/wiki' } })).rejects.toBeInstanceOf(TargetForbiddenError);
       expect(fake.switches.requests).toEqual([]);

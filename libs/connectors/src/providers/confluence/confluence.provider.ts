@@ -1,4 +1,5 @@
 import { ConfluenceClient, type Models } from 'confluence.js';
+import type { LookupFn } from '@crs/network/address-policy';
 import { AuthError, ConfigurationError, DocumentError } from '../../provider-errors';
 import type {
   AccountIdentity,
@@ -17,7 +18,7 @@ import { cqlSince, decodeCursor, encodeCursor } from './confluence-cursor';
 import { toProviderError } from './confluence-errors';
 import { FILTERABLE_FIELDS, PAGE_EXPAND, pageHash, pageToDocument } from './confluence-mapping';
 import { type GroupMembers, pagePermission, permissionDigest, ReaderResolver, type ReaderLevel, restrictionLevel, spaceReadLevel } from './confluence-permissions';
-import { type ConfluenceTarget, refusePrivateTarget, targetFromCredentials } from './confluence-target';
+import { type ConfluenceTarget, targetFromCredentials } from './confluence-target';
 import { ConfluenceHttpError, ConfluenceTransport } from './confluence-transport';
 
 export interface ConfluenceProviderOptions {
@@ -27,6 +28,8 @@ export interface ConfluenceProviderOptions {
    * before any request, and every connection checks the addresses it connects to again at connect time.
    */
   allowPrivateNetworks?: boolean;
+  /** How names are resolved for the address checks (tests replace it). */
+  lookup?: LookupFn;
   /** Pages per crawl request, which read bodies (default 50), unless a resource sets `page_size`. */
   pageSize?: number;
   /** Pages per listing and restriction-sweep request, which read no bodies (default 250). */
@@ -35,7 +38,10 @@ export interface ConfluenceProviderOptions {
   overlapMs?: number;
   /** Pauses before retrying a 5xx or a network failure; its length is the number of retries (default 0.5 s, 2 s). */
   retryDelaysMs?: readonly number[];
+  /** The deadline of one request (default 30 s). */
   requestTimeoutMs?: number;
+  /** The most bytes of one answer that are read (default 64 MiB); a larger answer is a ConfigurationError. */
+  maxResponseBytes?: number;
   /** Members read per group at most (default 5,000); a larger group is named as a group principal. */
   maxGroupMembers?: number;
   /** A page whose text is larger than this is a `failure` event (default 8 MiB). */
@@ -84,22 +90,26 @@ const isUnrestricted = (p: PermissionCapture) => p.status === 'captured' && p.ac
 export class ConfluenceProvider implements ConnectorProvider {
   readonly description = CONFLUENCE_PROVIDER;
   private readonly allowPrivate: boolean;
+  private readonly lookup: LookupFn | undefined;
   private readonly pageSize: number;
   private readonly listPageSize: number;
   private readonly overlapMs: number;
   private readonly retryDelaysMs: readonly number[];
   private readonly requestTimeoutMs: number;
+  private readonly maxResponseBytes: number;
   private readonly maxGroupMembers: number;
   private readonly maxDocumentBytes: number;
   private readonly now: () => Date;
 
   constructor(options: ConfluenceProviderOptions = {}) {
     this.allowPrivate = options.allowPrivateNetworks ?? false;
+    this.lookup = options.lookup;
     this.pageSize = options.pageSize ?? 50;
     this.listPageSize = options.listPageSize ?? 250;
     this.overlapMs = options.overlapMs ?? 120_000;
     this.retryDelaysMs = options.retryDelaysMs ?? [500, 2000];
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
     this.maxGroupMembers = options.maxGroupMembers ?? 5000;
     this.maxDocumentBytes = options.maxDocumentBytes ?? 8 * 1024 * 1024;
     this.now = options.now ?? (() => new Date());
@@ -381,13 +391,14 @@ export class ConfluenceProvider implements ConnectorProvider {
   }
 
   private async open(ctx: ProviderContext): Promise<Session> {
-    const target = targetFromCredentials(ctx.credentials, this.allowPrivate);
-    if (!this.allowPrivate) await refusePrivateTarget(target);
+    const target = await targetFromCredentials(ctx.credentials, { allowPrivateNetworks: this.allowPrivate, ...(this.lookup ? { lookup: this.lookup } : {}) });
     const transport = new ConfluenceTransport({
       site: target.site,
       publicOnly: !this.allowPrivate,
+      ...(this.lookup ? { lookup: this.lookup } : {}),
       retryDelaysMs: this.retryDelaysMs,
       requestTimeoutMs: this.requestTimeoutMs,
+      maxResponseBytes: this.maxResponseBytes,
       now: this.now,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
@@ -396,7 +407,7 @@ export class ConfluenceProvider implements ConnectorProvider {
         host: target.wikiUrl,
         apiPrefix: '/rest/',
         authentication: { basic: { email: target.email, apiToken: target.apiToken } },
-        baseRequestConfig: { adapter: transport.adapter, maxRedirects: 0 },
+        baseRequestConfig: { adapter: transport.adapter },
       });
       return { target, client, transport };
     } catch (err) {
