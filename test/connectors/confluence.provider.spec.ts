@@ -5,8 +5,9 @@ import { AuthError, ConfigurationError, RateLimitedError, ResourceGoneError, Tar
 import type { PermissionCapture, ProviderContext, ResourceConfig, SyncEvent, SyncedDocument } from '@crs/connectors/provider.port';
 import { reconcile } from '@crs/connectors/reconcile';
 import { ConfluenceProvider, type ConfluenceProviderOptions } from '@crs/connectors/providers/confluence/confluence.provider';
+import { cqlSince } from '@crs/connectors/providers/confluence/confluence-cursor';
 import { storageToText } from '@crs/connectors/providers/confluence/confluence-storage-text';
-import { ConfluenceFake } from '../fakes/confluence/confluence-fake';
+import { ConfluenceFake, instantOfWallMinute } from '../fakes/confluence/confluence-fake';
 import type { RunningFake } from '../fakes/loopback-server';
 
 /**
@@ -158,11 +159,14 @@ describe('Confluence provider', () => {
         '/wiki/rest/api/group/grp-eng/membersByGroupId?start=0&limit=200',
         '/wiki/rest/api/content/search?cql=space = "ENG" and type = page order by lastmodified asc&limit=250&expand=version',
         '/wiki/rest/api/content/search?cql=space = "ENG" and type = page order by lastmodified asc&limit=250&expand=ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group',
-        '/wiki/rest/api/content/search?cql=space = "ENG" and type = page and lastmodified >= "2024-05-06 10:05" order by lastmodified asc&limit=2&expand=version,ancestors,body.storage,restrictions.read.restrictions.user,restrictions.read.restrictions.group',
+        '/wiki/rest/api/user/current',
+        '/wiki/rest/api/content/search?cql=space = "ENG" and type = page and lastmodified >= "2024-05-06 10:02" order by lastmodified asc&limit=2&expand=version,ancestors,body.storage,restrictions.read.restrictions.user,restrictions.read.restrictions.group',
+        '/wiki/rest/api/content/search?cql=space = "ENG" and type = page and lastmodified >= "2024-05-06 10:02" order by lastmodified asc&cursor=Mg&limit=2&expand=version,ancestors,body.storage,restrictions.read.restrictions.user,restrictions.read.restrictions.group',
       ]);
-      // the overlap re-reads the last pages modified before the cursor's time, with their unchanged hashes
-      expect(kinds(second.events)).toEqual([`upsert:${ids.onboarding}`, `upsert:${ids.glossary}`, 'checkpoint']);
-      expect(upserts(second.events).map((d) => d.contentHash)).toEqual(upserts(first.events).slice(3).map((d) => d.contentHash));
+      // the overlap (5 minutes before the cursor's 10:07:30) re-reads the pages modified from 10:02 on, with their
+      // unchanged hashes
+      expect(kinds(second.events)).toEqual([`upsert:${ids.runbooks}`, `upsert:${ids.restart}`, 'checkpoint', `upsert:${ids.onboarding}`, `upsert:${ids.glossary}`, 'checkpoint']);
+      expect(upserts(second.events).map((d) => d.contentHash)).toEqual(upserts(first.events).slice(1).map((d) => d.contentHash));
       expect(second.cursor).toBe(first.cursor);
     });
 
@@ -214,6 +218,37 @@ describe('Confluence provider', () => {
     });
   });
 
+  describe('the crawl\'s time bound, in the account\'s time zone', () => {
+    const crawlBound = () => fake.switches.requests.map(path).flatMap((r) => /lastmodified >= "([^"]+)"/.exec(r)?.[1] ?? [])[0];
+
+    it('is written on the wall clock of the account\'s zone: west of UTC, a UTC time would skip the hours between', async () => {
+      fake.timeZone = 'America/Los_Angeles';
+      const first = await engineSync(null);
+      fake.editPage(ids.home, '<p>Edited after the first sync.</p>');
+      fake.switches.requests.length = 0;
+      const second = await engineSync(first.cursor);
+      // the cursor is 10:07:30 UTC, 03:07:30 in Los Angeles (PDT), less the 5-minute overlap
+      expect(crawlBound()).toBe('2024-05-06 03:02');
+      expect(upserts(second.events).find((d) => d.id === ids.home)?.content).toEqual({ kind: 'text', text: 'Edited after the first sync.' });
+    });
+
+    it('steps back past a wall-clock hour a fall-back repeats, so its later reading cannot skip an edit', async () => {
+      fake.timeZone = 'Europe/Berlin';
+      fake.addSpace('OPS', 'Operations', { groups: ['grp-eng'] });
+      const ops = { ...SPACE, resourceId: 'OPS' };
+      const a = fake.addPage('OPS', 'A', '<p>a</p>', null, '2026-10-25T00:30:00.000Z');
+      fake.addPage('OPS', 'B', '<p>b</p>', null, '2026-10-25T00:40:00.000Z');
+      const first = lastCursor(await collect(provider.sync(ctx, ops, null)));
+      // 00:44 UTC is 02:44 CEST, in the hour that repeats at 02:00 CET
+      fake.editPage(a, '<p>a, edited</p>', '2026-10-25T00:44:00.000Z');
+      fake.switches.requests.length = 0;
+      const second = await collect(provider.sync(ctx, ops, first));
+      // 00:40 less 5 minutes is 02:35 CEST; "02:35" also names 02:35 CET (01:35 UTC), so the bound is an hour earlier
+      expect(crawlBound()).toBe('2026-10-25 01:35');
+      expect(upserts(second).find((d) => d.id === a)?.content).toEqual({ kind: 'text', text: 'a, edited' });
+    });
+  });
+
   describe('page restrictions (per-document permission)', () => {
     it('a restriction applies to the page and its descendants, intersected with the space and every ancestor', async () => {
       fake.setSpaceRead('ENG', { groups: ['grp-eng'] });
@@ -244,7 +279,7 @@ describe('Confluence provider', () => {
         { kind: 'permission', id: ids.restart, permission: carl },
         { kind: 'checkpoint', cursor: expect.any(String) },
       ]);
-      expect(upserts(second.events).map((d) => d.id)).toEqual([ids.onboarding, ids.glossary]);
+      expect(upserts(second.events).map((d) => d.id)).toEqual([ids.runbooks, ids.restart, ids.onboarding, ids.glossary]);
       expect(fake.switches.requests.filter((r) => /content\/\d+/.test(r))).toEqual([]);
 
       // a third sync with nothing changed sends nothing again; lifting the restriction sends it lifted
@@ -335,6 +370,38 @@ describe('Confluence provider', () => {
       '<ac:task-list><ac:task><ac:task-id>1</ac:task-id><ac:task-status>incomplete</ac:task-status><ac:task-body>Rotate keys</ac:task-body></ac:task></ac:task-list>',
     ].join('');
     expect(storageToText(storage)).toBe('## Deploy\n\nRun make then:\n\n```\nmake deploy && echo "<done>"\n```\n\n- first\n- second\n\nSee Runbooks and ask .\n\nRotate keys');
+  });
+});
+
+describe('the CQL time bound', () => {
+  it('is the wall-clock minute of the cursor less the overlap in the account\'s zone, before every instant its text names', () => {
+    expect(cqlSince('2026-07-01T12:00:30Z', 300_000, 'Europe/Berlin')).toBe('2026-07-01 13:55');
+    expect(cqlSince('2026-07-01T12:00:30Z', 300_000, 'America/Los_Angeles')).toBe('2026-07-01 04:55');
+    // the first 02:35 of the night (CEST) would also be read as the second (CET, an hour later): an hour back
+    expect(cqlSince('2026-10-25T00:40:00Z', 300_000, 'Europe/Berlin')).toBe('2026-10-25 01:35');
+    // the second 02:35 (CET) is the later reading already
+    expect(cqlSince('2026-10-25T01:40:00Z', 300_000, 'Europe/Berlin')).toBe('2026-10-25 02:35');
+    // spring-forward: 01:57 CET exists and names one instant
+    expect(cqlSince('2026-03-29T01:02:00Z', 300_000, 'Europe/Berlin')).toBe('2026-03-29 01:57');
+  });
+
+  it('with no zone, or one Intl does not know, is written at UTC-12, before the instant in every zone', () => {
+    expect(cqlSince('2026-07-01T12:00:30Z', 300_000, undefined)).toBe('2026-06-30 23:55');
+    expect(cqlSince('2026-07-01T12:00:30Z', 300_000, 'Mars/Olympus_Mons')).toBe('2026-06-30 23:55');
+  });
+
+  it('names no instant after the cursor less the overlap, and none more than the zone\'s shift before it (property)', () => {
+    const zones = ['Europe/Berlin', 'America/New_York', 'America/Los_Angeles', 'Australia/Lord_Howe', 'Pacific/Auckland', 'Asia/Kolkata', 'UTC'];
+    // the whole of 2026, in minutes and seconds, so every transition of every zone is near some runs
+    const at = fc.integer({ min: Date.parse('2026-01-01T00:00:00Z') / 1000, max: Date.parse('2027-01-01T00:00:00Z') / 1000 }).map((s) => new Date(s * 1000).toISOString());
+    fc.assert(
+      fc.property(fc.constantFrom(...zones), at, fc.integer({ min: 0, max: 600_000 }), (zone, since, overlapMs) => {
+        const bound = Date.parse(since) - overlapMs;
+        const latest = instantOfWallMinute(cqlSince(since, overlapMs, zone), zone);
+        expect({ zone, since, overlapMs, atOrBefore: latest <= bound, withinShift: latest > bound - 60 * 60_000 - 60_000 }).toEqual({ zone, since, overlapMs, atOrBefore: true, withinShift: true });
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

@@ -48,6 +48,8 @@ export class ConfluenceFake {
   private readonly groups = new Map<string, { name: string; members: string[] }>();
   private readonly users = new Map<string, ConfluenceUser>();
   private clock = Date.parse('2024-05-06T10:00:00.000Z');
+  /** The connector account's time zone (`GET /user/current` `timeZone`), in which CQL dates are read. */
+  timeZone = 'UTC';
   private running: RunningFake | undefined;
   /** The connector's credential refused as revoked while true (`suspendCredential`), accepted again once false. */
   private suspended = false;
@@ -142,7 +144,7 @@ export class ConfluenceFake {
     );
     const q = (req: FastifyRequest) => req.query as Record<string, string>;
 
-    app.get('/wiki/rest/api/user/current', (): Models.User => this.asUser({ accountId: 'crs-connector', displayName: 'CRS connector', email: this.credentials.email }));
+    app.get('/wiki/rest/api/user/current', (): Models.User & { timeZone: string } => ({ ...this.asUser({ accountId: 'crs-connector', displayName: 'CRS connector', email: this.credentials.email }), timeZone: this.timeZone }));
     app.get('/wiki/rest/api/space', (req): Models.SpaceArray => {
       const start = Number(q(req).start ?? '0');
       const limit = this.switches.pageSize(Number(q(req).limit), 25, 250);
@@ -196,7 +198,8 @@ export class ConfluenceFake {
 
   /**
    * CQL search over pages: `space = "KEY"`, `type = page` and `lastmodified >= "yyyy-MM-dd HH:mm"` joined by `and`,
-   * with `order by lastmodified asc|desc`. Pages follow `_links.next`, a relative URL carrying an opaque `cursor`.
+   * with `order by lastmodified asc|desc`. The date is read in the account's `timeZone`; a wall-clock time a fall-back
+   * repeats is read as the later of the two instants it names (the reading that skips the most). Pages follow `_links.next`, a relative URL carrying an opaque `cursor`.
    */
   private search(req: FastifyRequest): Models.ContentArray {
     const query = req.query as Record<string, string>;
@@ -208,7 +211,7 @@ export class ConfluenceFake {
       if (space) return (p) => p.spaceKey === space[1];
       if (type) return () => true;
       if (modified) {
-        const bound = Date.parse(`${modified[1].replace(' ', 'T')}:00Z`);
+        const bound = instantOfWallMinute(modified[1], this.timeZone);
         return (p) => Math.floor(Date.parse(p.lastModified) / 60_000) * 60_000 >= bound;
       }
       throw Object.assign(new Error(`Could not parse cql : ${clause}`), { statusCode: 400 });
@@ -300,4 +303,20 @@ export class ConfluenceFake {
     if (page === undefined) throw Object.assign(new Error(`No content found with id : ${id}`), { statusCode: 404 });
     return page;
   }
+}
+
+/**
+ * The instant a wall-clock minute `yyyy-MM-dd HH:mm` names in `zone`: every quarter-hour offset from -14 h to +14 h is
+ * tried, and the latest instant the zone shows as that minute wins.
+ */
+export function instantOfWallMinute(text: string, zone: string): number {
+  const format = new Intl.DateTimeFormat('sv-SE', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+  const wall = Date.parse(`${text.replace(' ', 'T')}:00Z`);
+  let latest: number | undefined;
+  for (let offsetMinutes = -14 * 60; offsetMinutes <= 14 * 60; offsetMinutes += 15) {
+    const at = wall - offsetMinutes * 60_000;
+    if (format.format(at) === text && (latest === undefined || at > latest)) latest = at;
+  }
+  if (latest === undefined) throw Object.assign(new Error(`${text} does not exist in ${zone}`), { statusCode: 400 });
+  return latest;
 }

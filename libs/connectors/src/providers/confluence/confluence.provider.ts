@@ -34,7 +34,7 @@ export interface ConfluenceProviderOptions {
   pageSize?: number;
   /** Pages per listing and restriction-sweep request, which read no bodies (default 250). */
   listPageSize?: number;
-  /** How far before the cursor's time a crawl starts again (default 2 minutes). */
+  /** How far before the cursor's time a crawl starts again (default 5 minutes). */
   overlapMs?: number;
   /** Pauses before retrying a 5xx or a network failure; its length is the number of retries (default 0.5 s, 2 s). */
   retryDelaysMs?: readonly number[];
@@ -106,7 +106,7 @@ export class ConfluenceProvider implements ConnectorProvider {
     this.lookup = options.lookup;
     this.pageSize = options.pageSize ?? 50;
     this.listPageSize = options.listPageSize ?? 250;
-    this.overlapMs = options.overlapMs ?? 120_000;
+    this.overlapMs = options.overlapMs ?? 300_000;
     this.retryDelaysMs = options.retryDelaysMs ?? [500, 2000];
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
@@ -205,7 +205,9 @@ export class ConfluenceProvider implements ConnectorProvider {
       }
 
       let since = position.since;
-      const cql = `space = "${key}" and type = page${since ? ` and lastmodified >= "${cqlSince(since, this.overlapMs)}"` : ''} order by lastmodified asc`;
+      // CQL reads dates in the account's time zone, which its owner may change at any time: read it for each crawl.
+      const bound = since === null ? '' : ` and lastmodified >= "${cqlSince(since, this.overlapMs, await this.timeZone(s))}"`;
+      const cql = `space = "${key}" and type = page${bound} order by lastmodified asc`;
       for (let next: string | undefined; ; ) {
         ctx.signal?.throwIfAborted();
         const page = await s.client.content.searchContentByCQL({ cql, limit: pageSize, cursor: next, expand: PAGE_EXPAND });
@@ -384,6 +386,12 @@ export class ConfluenceProvider implements ConnectorProvider {
       if (page.results.length === 0 || page.results.length < page.limit) return { members, complete: true };
       start += page.results.length;
     }
+  }
+
+  /** The time zone of the connector's account (an IANA name), which Confluence reads CQL dates in. */
+  private async timeZone(s: Session): Promise<string | undefined> {
+    const user: Models.User & { timeZone?: unknown } = await s.client.users.getCurrentUser();
+    return typeof user.timeZone === 'string' && user.timeZone !== '' ? user.timeZone : undefined;
   }
 
   private space(s: Session, key: string): Promise<Models.Space> {
