@@ -305,12 +305,18 @@ export class ConfluenceFake {
   }
 }
 
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
+
 /**
  * The instant a wall-clock minute `yyyy-MM-dd HH:mm` names in `zone`: every quarter-hour offset from -14 h to +14 h is
  * tried, and the latest instant the zone shows as that minute wins.
  */
 export function instantOfWallMinute(text: string, zone: string): number {
-  const format = new Intl.DateTimeFormat('sv-SE', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+  let format = wallClocks.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('sv-SE', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+    wallClocks.set(zone, format);
+  }
   const wall = Date.parse(`${text.replace(' ', 'T')}:00Z`);
   let latest: number | undefined;
   for (let offsetMinutes = -14 * 60; offsetMinutes <= 14 * 60; offsetMinutes += 15) {
