@@ -115,6 +115,15 @@ describe('Confluence provider', () => {
       expect(await provider.capturePermissions(ctx, SPACE)).toEqual({ status: 'captured', acl: null, unresolved: 1 });
     });
 
+    it('leaves deactivated accounts out, whether listed directly or as group members, and counts none as unresolved', async () => {
+      fake.addGroup('grp-eng', 'engineering', ['acc-ada', 'acc-bob', 'acc-eve']);
+      fake.setSpaceRead('ENG', { groups: ['grp-eng'], users: ['acc-carl'] });
+      fake.deactivateUser('acc-bob');
+      fake.deactivateUser('acc-carl');
+      fake.deactivateUser('acc-eve');
+      expect(await provider.capturePermissions(ctx, SPACE)).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
+    });
+
     it('names a group as group:confluence:<id> past 1,000 readers instead of truncating the list', async () => {
       const many = Array.from({ length: 1200 }, (_, i) => `acc-${i}`);
       for (const id of many) fake.addUser({ accountId: id, displayName: id, email: `${id}@example.test` });
@@ -310,6 +319,20 @@ describe('Confluence provider', () => {
       const doc = (id: string) => upserts(events).find((d) => d.id === id)!;
       expect(doc(ids.onboarding).permission).toEqual({ status: 'captured', acl: ['__private__'] });
       expect(doc(ids.glossary).permission).toEqual({ status: 'captured', acl: ['user_email:bob@example.test'] });
+    });
+  });
+
+  describe('deactivated accounts on restricted pages', () => {
+    it('read nothing: a restriction naming only them admits nobody, and a group restriction admits its active members', async () => {
+      fake.setSpaceRead('ENG', { anonymous: true });
+      fake.deactivateUser('acc-carl');
+      fake.deactivateUser('acc-bob');
+      fake.restrictRead(ids.onboarding, ['acc-carl'], []);
+      fake.restrictRead(ids.glossary, [], ['grp-eng']);
+      const { events } = await engineSync(null);
+      const doc = (id: string) => upserts(events).find((d) => d.id === id)!;
+      expect(doc(ids.onboarding).permission).toEqual({ status: 'captured', acl: ['__private__'] });
+      expect(doc(ids.glossary).permission).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
     });
   });
 

@@ -8,7 +8,15 @@ export interface ConfluenceUser {
   displayName: string;
   /** Empty when the user's profile visibility hides it, as Atlassian's privacy settings allow. */
   email: string;
+  /** `active` unless the account was deactivated (`inactive`) or closed (`closed`). */
+  accountStatus?: 'active' | 'inactive' | 'closed';
 }
+
+/**
+ * A user as the API describes one: with `accountStatus` where users are listed on their own (space permissions,
+ * restrictions, the current user), with `isActive` in a group's member listing.
+ */
+type UserAnswer = Models.User & { accountStatus?: string; isActive?: boolean };
 
 interface PageState {
   id: string;
@@ -66,6 +74,11 @@ export class ConfluenceFake {
 
   addUser(user: ConfluenceUser): void {
     this.users.set(user.accountId, user);
+  }
+
+  /** Deactivates an account, as a site admin does: it keeps its place in groups, permissions and restrictions. */
+  deactivateUser(accountId: string): void {
+    this.users.get(accountId)!.accountStatus = 'inactive';
   }
 
   addGroup(id: string, name: string, members: string[]): void {
@@ -169,7 +182,10 @@ export class ConfluenceFake {
       if (group === undefined) throw Object.assign(new Error('No group found'), { statusCode: 404 });
       const start = Number(q(req).start ?? '0');
       const limit = this.switches.pageSize(Number(q(req).limit), 200, 200);
-      const results = group.members.slice(start, start + limit).map((id) => this.asUser(this.users.get(id)!));
+      const results = group.members.slice(start, start + limit).map((id): UserAnswer => {
+        const { accountStatus, ...user } = this.asUser(this.users.get(id)!);
+        return { ...user, isActive: accountStatus === 'active' };
+      });
       return { results, start, limit, size: results.length };
     });
     this.running = await listenOnLoopback(app);
@@ -280,9 +296,9 @@ export class ConfluenceFake {
     return chain;
   }
 
-  private asUser(user: ConfluenceUser): Models.User {
+  private asUser(user: ConfluenceUser): UserAnswer {
     return {
-      type: 'known', accountId: user.accountId, accountType: 'atlassian', email: user.email, publicName: user.displayName, displayName: user.displayName,
+      type: 'known', accountId: user.accountId, accountType: 'atlassian', accountStatus: user.accountStatus ?? 'active', email: user.email, publicName: user.displayName, displayName: user.displayName,
       profilePicture: { path: '/wiki/aa-avatar/default.png', width: 48, height: 48, isDefault: true }, _expandable: {}, _links: links(`/rest/api/user?accountId=${user.accountId}`),
     };
   }
