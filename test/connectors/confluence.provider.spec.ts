@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { effectiveAccess } from '@crs/domain/connectors/access-precedence';
 import { callerPrincipals, isVisible } from '@crs/domain/acl';
-import { AuthError, ConfigurationError, RateLimitedError, ResourceGoneError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
+import { AuthError, ConfigurationError, RateLimitedError, ResourceGoneError, ScopeError, TargetForbiddenError, TransientError } from '@crs/connectors/provider-errors';
 import type { PermissionCapture, ProviderContext, ResourceConfig, SyncEvent, SyncedDocument } from '@crs/connectors/provider.port';
 import { reconcile } from '@crs/connectors/reconcile';
 import { ConfluenceProvider, type ConfluenceProviderOptions } from '@crs/connectors/providers/confluence/confluence.provider';
@@ -131,6 +131,23 @@ describe('Confluence provider', () => {
       fake.setSpaceRead('ENG', { groups: ['grp-all', 'grp-ops'], users: ['acc-ada'] });
       expect(await provider.capturePermissions(ctx, SPACE)).toEqual({ status: 'captured', acl: ['group:confluence:grp-all', 'user_email:ada@example.test', 'user_email:carl@example.test'] });
       expect(fake.switches.requests.filter((r) => r.includes('/group/grp-all/'))).toHaveLength(7);
+    });
+
+    it('fails closed with a ScopeError when the space\'s permissions come back empty: neither public nor nobody', async () => {
+      fake.hideSpacePermissions('ENG');
+      const err = await provider.capturePermissions(ctx, SPACE).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ScopeError);
+      expect((err as Error).message).toBe(
+        `Confluence at ${server.url.replace('http://', '')}/wiki listed no read permission for space ENG: the account crs-connector@example.test may not see the space's permissions, or Confluence returned none. Its readers are not captured and its pages keep the last captured verdict (none: closed to every caller). Let the account see the space's permissions (space admin), or turn permission capture off and set the resource's acl.`,
+      );
+      expect((await provider.discoverResources(ctx))[0]).toEqual({ resourceId: 'ENG', resourceType: 'space', name: 'Engineering', details: { key: 'ENG', type: 'global', status: 'current', permission_capture: 'unreadable', readers: null, unresolved_readers: 0 } });
+      // a restricted page is closed, not opened to whoever its restriction names
+      fake.restrictRead(ids.runbooks, ['acc-ada'], []);
+      const docs = upserts(await collect(provider.sync(ctx, SPACE, null)));
+      expect(docs.filter((d) => d.permission !== undefined).map((d) => [d.id, d.permission])).toEqual([
+        [ids.runbooks, { status: 'failed' }],
+        [ids.restart, { status: 'failed' }],
+      ]);
     });
 
     it('fails with ResourceGoneError for a space that no longer exists', async () => {

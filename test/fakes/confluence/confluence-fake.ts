@@ -39,6 +39,8 @@ interface SpaceState {
   readUsers: string[];
   readGroups: string[];
   anonymousRead: boolean;
+  /** Answers `expand=permissions` with an empty list, as Confluence does to an account that may not see them. */
+  permissionsHidden?: boolean;
 }
 
 const links = (self: string, next?: string): Models.GenericLinks => ({ self, base: 'http://127.0.0.1/wiki', context: '/wiki', ...(next ? { next } : {}) });
@@ -92,6 +94,11 @@ export class ConfluenceFake {
   /** Replaces who holds the space's read permission, as a space admin does; no page moves. */
   setSpaceRead(key: string, read: { users?: string[]; groups?: string[]; anonymous?: boolean }): void {
     Object.assign(this.space(key), { readUsers: read.users ?? [], readGroups: read.groups ?? [], anonymousRead: read.anonymous ?? false });
+  }
+
+  /** Lists no permission of the space from now on, as Confluence answers an account that may not see them. */
+  hideSpacePermissions(key: string): void {
+    this.space(key).permissionsHidden = true;
   }
 
   /**
@@ -246,6 +253,7 @@ export class ConfluenceFake {
   private describeSpace(space: SpaceState, expand = ''): Models.Space {
     const described: Models.Space = { id: space.id, key: space.key, name: space.name, type: 'global', status: 'current', _expandable: { permissions: `/rest/api/space/${space.key}?expand=permissions` }, _links: links(`/rest/api/space/${space.key}`) };
     if (!expand.split(',').includes('permissions')) return described;
+    if (space.permissionsHidden) return { ...described, permissions: [] };
     const read: Models.SpacePermission = {
       operation: { operation: 'read', targetType: 'space' },
       subjects: {

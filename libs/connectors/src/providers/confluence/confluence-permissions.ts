@@ -60,6 +60,15 @@ export function spaceReadLevel(space: Models.Space): ReaderLevel {
   return level;
 }
 
+/**
+ * Whether a space's read permission names no reader at all: no user, no group, no anonymous access. The connector's
+ * own account reads the space, so such an answer is not "nobody": Confluence lists a space's permissions only to an
+ * account that may see them, and to any other answers an empty list.
+ */
+export function namesNoReader(level: ReaderLevel): boolean {
+  return !level.anonymous && level.users.length === 0 && level.groupIds.length === 0;
+}
+
 /** A page's own read restriction; null when it has none (no user and no group listed). */
 export function restrictionLevel(restriction: Models.ContentRestriction | undefined): ReaderLevel | null {
   const users = restriction?.restrictions?.user?.results ?? [];

@@ -1,6 +1,6 @@
 import { ConfluenceClient, type Models } from 'confluence.js';
 import type { LookupFn } from '@crs/network/address-policy';
-import { AuthError, ConfigurationError, DocumentError } from '../../provider-errors';
+import { AuthError, ConfigurationError, DocumentError, ScopeError } from '../../provider-errors';
 import type {
   AccountIdentity,
   ConnectorProvider,
@@ -17,7 +17,7 @@ import type {
 import { cqlSince, decodeCursor, encodeCursor } from './confluence-cursor';
 import { toProviderError } from './confluence-errors';
 import { FILTERABLE_FIELDS, PAGE_EXPAND, pageHash, pageToDocument } from './confluence-mapping';
-import { type GroupMembers, pagePermission, permissionDigest, ReaderResolver, type ReaderLevel, restrictionLevel, spaceReadLevel } from './confluence-permissions';
+import { type GroupMembers, namesNoReader, pagePermission, permissionDigest, ReaderResolver, type ReaderLevel, restrictionLevel, spaceReadLevel } from './confluence-permissions';
 import { type ConfluenceTarget, targetFromCredentials } from './confluence-target';
 import { ConfluenceHttpError, ConfluenceTransport } from './confluence-transport';
 
@@ -139,6 +139,10 @@ export class ConfluenceProvider implements ConnectorProvider {
         const page = await s.client.space.getSpaces({ start, limit: this.listPageSize, expand: ['permissions'] });
         for (const space of page.results) {
           const level = spaceReadLevel(space);
+          if (namesNoReader(level)) {
+            found.push({ resourceId: space.key, resourceType: 'space', name: space.name, details: { key: space.key, type: space.type, status: space.status, permission_capture: 'unreadable', readers: null, unresolved_readers: 0 } });
+            continue;
+          }
           const readers = await resolver.spaceReaders(level);
           const capture = level.anonymous ? 'public' : readers.acl === null ? 'too_many_readers' : readers.unresolved > 0 ? 'resource_rule' : 'captured';
           found.push({
@@ -157,12 +161,18 @@ export class ConfluenceProvider implements ConnectorProvider {
   /**
    * The space's read permission (rule 11): `__public__` with anonymous access, else its readers' emails with groups
    * expanded (group principals past 1,000). When some readers' emails are hidden the capture says nothing
-   * (`acl: null`), so the resource's own rule governs; discovery reports how many are unresolved.
+   * (`acl: null`), so the resource's own rule governs; discovery reports how many are unresolved. A permission
+   * listing that names no reader at all is a ScopeError: the capture fails, which never widens access.
    */
   async capturePermissions(ctx: ProviderContext, resource: ResourceConfig): Promise<ResourcePermission> {
     const key = spaceKeyOf(resource);
     return this.within(ctx, key, async (s) => {
       const level = spaceReadLevel(await this.space(s, key));
+      if (namesNoReader(level)) {
+        throw new ScopeError(
+          `Confluence at ${s.target.site} listed no read permission for space ${key}: the account ${s.target.email} may not see the space's permissions, or Confluence returned none. Its readers are not captured and its pages keep the last captured verdict (none: closed to every caller). Let the account see the space's permissions (space admin), or turn permission capture off and set the resource's acl.`,
+        );
+      }
       const readers = await this.resolver(s).spaceReaders(level);
       if (readers.acl === null) {
         throw new ConfigurationError(`Space ${key} is readable by more than 1,000 users and groups listed one by one, more than a document's access list may hold; set the resource's acl instead.`);
@@ -361,7 +371,11 @@ export class ConfluenceProvider implements ConnectorProvider {
         const chain = (await Promise.all([...node.ancestors.map(restrictionOfAncestor), Promise.resolve(node.restriction)])).filter((l): l is ReaderLevel => l !== null);
         if (chain.length === 0) return NO_RESTRICTION;
         space ??= this.space(s, key).then(spaceReadLevel);
-        return pagePermission(await resolver.pageReaders(await space, chain));
+        const spaceLevel = await space;
+        // The space's readers are unknown (its permission listing named none): the page is closed, never opened to
+        // whoever its restrictions name.
+        if (namesNoReader(spaceLevel)) return { status: 'failed' };
+        return pagePermission(await resolver.pageReaders(spaceLevel, chain));
       },
     };
   }
