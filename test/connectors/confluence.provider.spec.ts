@@ -494,7 +494,11 @@ describe('Confluence permissions, property', () => {
         try {
           const provider = new ConfluenceProvider({ allowPrivateNetworks: true, retryDelaysMs: [] });
           const pctx = { credentials: { base_url: `${server.url}/wiki`, email: fake.credentials.email, api_token: fake.credentials.apiToken } };
-          const resource = await provider.capturePermissions(pctx, SPACE);
+          // a space that names no reader fails its capture, as the engine records it (and its pages are closed)
+          const resource: PermissionCapture = await provider.capturePermissions(pctx, SPACE).catch((err: unknown) => {
+            if (err instanceof ScopeError && !w.space.anonymous && w.space.users.length === 0 && w.space.groups.length === 0) return { status: 'failed' as const };
+            throw err;
+          });
           const docs = upserts(await collect(provider.sync(pctx, SPACE, null)));
           expect(docs.map((d) => d.id)).toEqual(pageIds);
 
