@@ -353,6 +353,58 @@ describe('Confluence provider', () => {
     });
   });
 
+  describe('paged listings end or say why', () => {
+    const site = () => `${server.url.replace('http://', '')}/wiki`;
+
+    it('a search whose next link does not move on stops with a TransientError naming the listing', async () => {
+      fake.stallPaging = true;
+      const err = await collect(make({ listPageSize: 2 }).listExistingIds(ctx, SPACE)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransientError);
+      expect((err as Error).message).toBe(`Confluence at ${site()} gave a page already read as the next page of the listing of space ENG; the listing was stopped there. The sync is tried again later.`);
+      const crawl: SyncEvent[] = [];
+      const crawlErr = await (async () => {
+        for await (const e of make({ listPageSize: 250 }).sync(ctx, { ...SPACE, options: { page_size: 2 } }, null)) crawl.push(e);
+      })().catch((e: unknown) => e);
+      expect((crawlErr as Error).message).toBe(`Confluence at ${site()} gave a page already read as the next page of the pages of space ENG modified since the cursor; the listing was stopped there. The sync is tried again later.`);
+      // what was read before the repeat is committed
+      expect(kinds(crawl)).toEqual([`upsert:${ids.home}`, `upsert:${ids.runbooks}`, 'checkpoint']);
+    });
+
+    it('the space listing and a group\'s members that do not move on stop with a TransientError', async () => {
+      fake.stallPaging = true;
+      const spaces = await make({ listPageSize: 1 }).discoverResources(ctx).catch((e: unknown) => e);
+      expect((spaces as Error).message).toBe(`Confluence at ${site()} gave a page already read as the next page of the spaces the account can see; the listing was stopped there. The sync is tried again later.`);
+      const many = Array.from({ length: 250 }, (_, i) => `acc-${i}`);
+      for (const id of many) fake.addUser({ accountId: id, displayName: id, email: `${id}@example.test` });
+      fake.addGroup('grp-all', 'everyone', many);
+      fake.setSpaceRead('ENG', { groups: ['grp-all'] });
+      const err = await provider.capturePermissions(ctx, SPACE).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransientError);
+      expect((err as Error).message).toBe(`Confluence at ${site()} gave a page already read as the next page of the members of group grp-all; the listing was stopped there. The sync is tried again later.`);
+    });
+
+    it('a page restriction longer than its expansion is read page by page; one that does not move on stops', async () => {
+      const many = Array.from({ length: 450 }, (_, i) => `acc-${i}`);
+      for (const id of many) fake.addUser({ accountId: id, displayName: id, email: `${id}@example.test` });
+      fake.setSpaceRead('ENG', { anonymous: true });
+      fake.restrictRead(ids.glossary, many, []);
+      const [read] = await collect(provider.fetchDocuments!(ctx, SPACE, [ids.glossary]));
+      expect(read.kind === 'upsert' && read.doc.permission).toEqual({ status: 'captured', acl: many.map((id) => `user_email:${id}@example.test`).sort() });
+      expect(fake.switches.requests.filter((r) => r.includes('/restriction/byOperation/read')).map(path)).toEqual([0, 200, 400].map((start) => `/wiki/rest/api/content/${ids.glossary}/restriction/byOperation/read?start=${start}&limit=200`));
+      fake.stallPaging = true;
+      const err = await collect(provider.fetchDocuments!(ctx, SPACE, [ids.glossary])).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransientError);
+      expect((err as Error).message).toBe(`Confluence at ${site()} gave a page already read as the next page of the read restriction of page ${ids.glossary}; the listing was stopped there. The sync is tried again later.`);
+    });
+
+    it('a listing past maxPages pages stops with a ConfigurationError naming it', async () => {
+      const err = await collect(make({ maxPages: 2, listPageSize: 2 }).listExistingIds(ctx, SPACE)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigurationError);
+      expect((err as Error).message).toBe(`The listing of space ENG ran past 2 pages at ${site()}, the most the connector reads of one listing; the listing was stopped there.`);
+      expect(await collect(make({ maxPages: 3, listPageSize: 2 }).listExistingIds(ctx, SPACE))).toHaveLength(5);
+    });
+  });
+
   describe('throttling, server errors, revoked credentials', () => {
     it('a 429 becomes a RateLimitedError at Retry-After, without sleeping on it', async () => {
       fake.switches.rateLimitNext(1, 3600);

@@ -58,6 +58,11 @@ export class ConfluenceFake {
   private readonly groups = new Map<string, { name: string; members: string[] }>();
   private readonly users = new Map<string, ConfluenceUser>();
   private clock = Date.parse('2024-05-06T10:00:00.000Z');
+  /**
+   * While true, paged listings do not move on: a search's `_links.next` carries the cursor it was asked with, and
+   * spaces and group members are listed from the first whatever `start` says.
+   */
+  stallPaging = false;
   /** The connector account's time zone (`GET /user/current` `timeZone`), in which CQL dates are read. */
   timeZone = 'UTC';
   private running: RunningFake | undefined;
@@ -166,7 +171,7 @@ export class ConfluenceFake {
 
     app.get('/wiki/rest/api/user/current', (): Models.User & { timeZone: string } => ({ ...this.asUser({ accountId: 'crs-connector', displayName: 'CRS connector', email: this.credentials.email }), timeZone: this.timeZone }));
     app.get('/wiki/rest/api/space', (req): Models.SpaceArray => {
-      const start = Number(q(req).start ?? '0');
+      const start = this.stallPaging ? 0 : Number(q(req).start ?? '0');
       const limit = this.switches.pageSize(Number(q(req).limit), 25, 250);
       const all = [...this.spaces.values()].sort((a, b) => a.key.localeCompare(b.key));
       const results = all.slice(start, start + limit).map((s) => this.describeSpace(s, q(req).expand));
@@ -182,12 +187,13 @@ export class ConfluenceFake {
     app.get('/wiki/rest/api/content/:id', (req) => this.describePage(this.page((req.params as { id: string }).id), q(req).expand));
     app.get('/wiki/rest/api/content/:id/restriction/byOperation/:operation', (req): Models.ContentRestriction => {
       const { id, operation } = req.params as { id: string; operation: string };
-      return this.readRestriction(this.page(id), operation);
+      const start = this.stallPaging ? 0 : Number(q(req).start ?? '0');
+      return this.readRestriction(this.page(id), operation, start, this.switches.pageSize(Number(q(req).limit), 100, 200));
     });
     app.get('/wiki/rest/api/group/:groupId/membersByGroupId', (req): Models.UserArray => {
       const group = this.groups.get((req.params as { groupId: string }).groupId);
       if (group === undefined) throw Object.assign(new Error('No group found'), { statusCode: 404 });
-      const start = Number(q(req).start ?? '0');
+      const start = this.stallPaging ? 0 : Number(q(req).start ?? '0');
       const limit = this.switches.pageSize(Number(q(req).limit), 200, 200);
       const results = group.members.slice(start, start + limit).map((id): UserAnswer => {
         const { accountStatus, ...user } = this.asUser(this.users.get(id)!);
@@ -246,7 +252,8 @@ export class ConfluenceFake {
     const offset = query.cursor ? Number(Buffer.from(query.cursor, 'base64url').toString('utf8')) : 0;
     const limit = this.switches.pageSize(Number(query.limit), 25, 250);
     const results = all.slice(offset, offset + limit).map((p) => this.describePage(p, query.expand));
-    const next = new URLSearchParams({ cql: query.cql ?? '', limit: String(limit), cursor: Buffer.from(String(offset + limit)).toString('base64url'), next: 'true' });
+    const cursor = this.stallPaging ? (query.cursor ?? '') : Buffer.from(String(offset + limit)).toString('base64url');
+    const next = new URLSearchParams({ cql: query.cql ?? '', limit: String(limit), cursor, next: 'true' });
     return { results, start: offset, limit, size: results.length, _links: links(req.url, offset + limit < all.length ? `/rest/api/content/search?${next}` : undefined) };
   }
 
@@ -279,19 +286,23 @@ export class ConfluenceFake {
     if (wanted.has('body.storage')) content.body = { storage: { value: page.body, representation: 'storage', _expandable: {} }, _expandable: {} };
     if (wanted.has('space')) content.space = this.describeSpace(this.space(page.spaceKey));
     if (wanted.has('restrictions.read.restrictions.user') || wanted.has('restrictions.read.restrictions.group')) {
-      content.restrictions = { read: this.readRestriction(page, 'read'), _links: links(`/rest/api/content/${page.id}/restriction`) };
+      content.restrictions = { read: this.readRestriction(page, 'read', 0, 100), _links: links(`/rest/api/content/${page.id}/restriction`) };
     }
     return content;
   }
 
-  private readRestriction(page: PageState, operation: string): Models.ContentRestriction {
-    const users = operation === 'read' ? page.readUsers : [];
-    const groups = operation === 'read' ? page.readGroups : [];
+  /**
+   * A page's restriction for one operation, its users and its groups each paged by `start` and `limit` (100 when
+   * expanded on content; a list cut there is read in full from the restriction endpoint).
+   */
+  private readRestriction(page: PageState, operation: string, start: number, limit: number): Models.ContentRestriction {
+    const users = (operation === 'read' ? page.readUsers : []).slice(start, start + limit);
+    const groups = (operation === 'read' ? page.readGroups : []).slice(start, start + limit);
     return {
       operation,
       restrictions: {
-        user: { results: users.map((id) => this.asUser(this.users.get(id)!)), start: 0, limit: 200, size: users.length },
-        group: { results: groups.map((id) => ({ type: 'group', id, name: this.groups.get(id)!.name, _links: links(`/rest/api/group/by-id?id=${id}`) })), start: 0, limit: 200, size: groups.length },
+        user: { results: users.map((id) => this.asUser(this.users.get(id)!)), start, limit, size: users.length },
+        group: { results: groups.map((id) => ({ type: 'group', id, name: this.groups.get(id)!.name, _links: links(`/rest/api/group/by-id?id=${id}`) })), start, limit, size: groups.length },
       },
       _expandable: { content: `/rest/api/content/${page.id}` },
       _links: links(`/rest/api/content/${page.id}/restriction/byOperation/${operation}`),

@@ -17,6 +17,7 @@ import type {
 import { cqlSince, decodeCursor, encodeCursor } from './confluence-cursor';
 import { toProviderError } from './confluence-errors';
 import { FILTERABLE_FIELDS, PAGE_EXPAND, pageHash, pageToDocument } from './confluence-mapping';
+import { DEFAULT_MAX_PAGES, PageGuard } from './confluence-pages';
 import { type GroupMembers, namesNoReader, pagePermission, permissionDigest, ReaderResolver, type ReaderLevel, restrictionLevel, spaceReadLevel } from './confluence-permissions';
 import { type ConfluenceTarget, targetFromCredentials } from './confluence-target';
 import { ConfluenceHttpError, ConfluenceTransport } from './confluence-transport';
@@ -46,6 +47,8 @@ export interface ConfluenceProviderOptions {
   maxGroupMembers?: number;
   /** A page whose text is larger than this is a `failure` event (default 8 MiB). */
   maxDocumentBytes?: number;
+  /** Pages one listing may take (default 10,000); a longer one stops with a ConfigurationError. */
+  maxPages?: number;
   /** The time Retry-After in seconds counts from. */
   now?: () => Date;
 }
@@ -99,6 +102,7 @@ export class ConfluenceProvider implements ConnectorProvider {
   private readonly maxResponseBytes: number;
   private readonly maxGroupMembers: number;
   private readonly maxDocumentBytes: number;
+  private readonly maxPages: number;
   private readonly now: () => Date;
 
   constructor(options: ConfluenceProviderOptions = {}) {
@@ -112,6 +116,7 @@ export class ConfluenceProvider implements ConnectorProvider {
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
     this.maxGroupMembers = options.maxGroupMembers ?? 5000;
     this.maxDocumentBytes = options.maxDocumentBytes ?? 8 * 1024 * 1024;
+    this.maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
     this.now = options.now ?? (() => new Date());
   }
 
@@ -134,9 +139,12 @@ export class ConfluenceProvider implements ConnectorProvider {
     return this.within(ctx, undefined, async (s) => {
       const resolver = this.resolver(s);
       const found: DiscoveredResource[] = [];
+      const guard = new PageGuard('the spaces the account can see', s.target.site, this.maxPages, '0');
       for (let start = 0; ; ) {
         ctx.signal?.throwIfAborted();
         const page = await s.client.space.getSpaces({ start, limit: this.listPageSize, expand: ['permissions'] });
+        // a page that adds no space: the listing did not move on
+        if (page.results.length > 0 && page.results.every((space) => found.some((f) => f.resourceId === space.key))) throw guard.stalled();
         for (const space of page.results) {
           const level = spaceReadLevel(space);
           if (namesNoReader(level)) {
@@ -152,8 +160,9 @@ export class ConfluenceProvider implements ConnectorProvider {
             details: { key: space.key, type: space.type, status: space.status, permission_capture: capture, readers: readers.acl?.length ?? null, unresolved_readers: readers.unresolved },
           });
         }
-        if (!page._links?.next || page.results.length === 0) return found;
+        if (!page._links?.next) return found;
         start += page.results.length;
+        guard.advance(String(start));
       }
     });
   }
@@ -218,6 +227,7 @@ export class ConfluenceProvider implements ConnectorProvider {
       // CQL reads dates in the account's time zone, which its owner may change at any time: read it for each crawl.
       const bound = since === null ? '' : ` and lastmodified >= "${cqlSince(since, this.overlapMs, await this.timeZone(s))}"`;
       const cql = `space = "${key}" and type = page${bound} order by lastmodified asc`;
+      const guard = new PageGuard(`the pages of space ${key} modified since the cursor`, s.target.site, this.maxPages, '');
       for (let next: string | undefined; ; ) {
         ctx.signal?.throwIfAborted();
         const page = await s.client.content.searchContentByCQL({ cql, limit: pageSize, cursor: next, expand: PAGE_EXPAND });
@@ -234,12 +244,9 @@ export class ConfluenceProvider implements ConnectorProvider {
           const when = content.version?.when;
           if (when && (since === null || Date.parse(when) > Date.parse(since))) since = new Date(when).toISOString();
         }
-        next = nextCursor(page, s.target.wikiUrl);
-        if (next === undefined || page.results.length === 0) {
-          yield { kind: 'checkpoint', cursor: encodeCursor(key, { since, restricted }) };
-          return;
-        }
         yield { kind: 'checkpoint', cursor: encodeCursor(key, { since, restricted }) };
+        next = nextCursor(page, s.target.wikiUrl, guard);
+        if (next === undefined) return;
       }
     });
   }
@@ -248,7 +255,7 @@ export class ConfluenceProvider implements ConnectorProvider {
   async *listExistingIds(ctx: ProviderContext, resource: ResourceConfig): AsyncIterable<ExistingDocument> {
     const key = spaceKeyOf(resource);
     yield* this.iterate(ctx, key, async function* (this: ConfluenceProvider, s: Session) {
-      for await (const content of this.searchAll(s, ctx, `space = "${key}" and type = page order by lastmodified asc`, ['version'])) {
+      for await (const content of this.searchAll(s, ctx, `the listing of space ${key}`, `space = "${key}" and type = page order by lastmodified asc`, ['version'])) {
         if (content.type === 'page') yield { id: content.id, contentHash: pageHash(content.id, content.version?.number ?? 0) };
       }
     });
@@ -299,7 +306,7 @@ export class ConfluenceProvider implements ConnectorProvider {
   private async sweep(s: Session, key: string, ctx: ProviderContext): Promise<Map<string, PageNode>> {
     const tree = new Map<string, PageNode>();
     const expand = ['ancestors', 'restrictions.read.restrictions.user', 'restrictions.read.restrictions.group'];
-    for await (const content of this.searchAll(s, ctx, `space = "${key}" and type = page order by lastmodified asc`, expand)) {
+    for await (const content of this.searchAll(s, ctx, `the restriction sweep of space ${key}`, `space = "${key}" and type = page order by lastmodified asc`, expand)) {
       if (content.type !== 'page') continue;
       tree.set(content.id, { id: content.id, ancestors: (content.ancestors ?? []).map((a) => a.id), restriction: await this.restrictionOf(s, content) });
     }
@@ -308,13 +315,14 @@ export class ConfluenceProvider implements ConnectorProvider {
     return tree;
   }
 
-  private async *searchAll(s: Session, ctx: ProviderContext, cql: string, expand: string[]): AsyncIterable<Models.Content> {
+  private async *searchAll(s: Session, ctx: ProviderContext, what: string, cql: string, expand: string[]): AsyncIterable<Models.Content> {
+    const guard = new PageGuard(what, s.target.site, this.maxPages, '');
     for (let next: string | undefined; ; ) {
       ctx.signal?.throwIfAborted();
       const page = await s.client.content.searchContentByCQL({ cql, limit: this.listPageSize, cursor: next, expand });
       yield* page.results;
-      next = nextCursor(page, s.target.wikiUrl);
-      if (next === undefined || page.results.length === 0) return;
+      next = nextCursor(page, s.target.wikiUrl, guard);
+      if (next === undefined) return;
     }
   }
 
@@ -332,6 +340,7 @@ export class ConfluenceProvider implements ConnectorProvider {
   private async fetchRestriction(s: Session, id: string): Promise<ReaderLevel | null> {
     const users = new Map<string, Models.User>();
     const groups = new Set<string>();
+    const guard = new PageGuard(`the read restriction of page ${id}`, s.target.site, this.maxPages, '0');
     for (let start = 0; ; ) {
       let r: Models.ContentRestriction;
       try {
@@ -345,8 +354,11 @@ export class ConfluenceProvider implements ConnectorProvider {
       for (const u of r.restrictions?.user?.results ?? []) users.set(u.accountId, u);
       for (const g of r.restrictions?.group?.results ?? []) groups.add(g.id);
       const longest = Math.max(r.restrictions?.user?.results.length ?? 0, r.restrictions?.group?.results.length ?? 0);
-      if (longest < GROUP_PAGE || users.size + groups.size === before) break;
+      if (longest < GROUP_PAGE) break;
+      // a full page that adds nobody: the listing did not move on
+      if (users.size + groups.size === before) throw guard.stalled();
       start += GROUP_PAGE;
+      guard.advance(String(start));
     }
     return users.size === 0 && groups.size === 0 ? null : { anonymous: false, users: [...users.values()], groupIds: [...groups] };
   }
@@ -386,9 +398,10 @@ export class ConfluenceProvider implements ConnectorProvider {
 
   /** A group's members, 200 a request, up to `maxGroupMembers`. A group that no longer exists has none. */
   private async groupMembers(s: Session, groupId: string): Promise<GroupMembers> {
-    const members: Models.User[] = [];
+    const members = new Map<string, Models.User>();
+    const guard = new PageGuard(`the members of group ${groupId}`, s.target.site, this.maxPages, '0');
     for (let start = 0; ; ) {
-      if (members.length >= this.maxGroupMembers) return { members, complete: false };
+      if (members.size >= this.maxGroupMembers) return { members: [...members.values()], complete: false };
       let page: Models.UserArray;
       try {
         page = await s.client.group.getGroupMembersByGroupId({ groupId, start, limit: GROUP_PAGE });
@@ -396,9 +409,13 @@ export class ConfluenceProvider implements ConnectorProvider {
         if (err instanceof ConfluenceHttpError && err.status === 404) return { members: [], complete: true };
         throw err;
       }
-      members.push(...page.results);
-      if (page.results.length === 0 || page.results.length < page.limit) return { members, complete: true };
+      const before = members.size;
+      for (const m of page.results) members.set(m.accountId, m);
+      if (page.results.length === 0 || page.results.length < page.limit) return { members: [...members.values()], complete: true };
+      // a full page that adds nobody: the listing did not move on
+      if (members.size === before) throw guard.stalled();
       start += page.results.length;
+      guard.advance(String(start));
     }
   }
 
@@ -476,9 +493,14 @@ function pageSizeOf(resource: ResourceConfig, fallback: number): number {
   return value;
 }
 
-/** The cursor of the next page of a CQL search, from the relative URL in `_links.next`. */
-function nextCursor(page: Models.ContentArray, wikiUrl: string): string | undefined {
+/**
+ * The cursor of the next page of a CQL search, from the relative URL in `_links.next`; undefined at the end. A next
+ * link without a cursor, or with one already read, does not move on (`guard`).
+ */
+function nextCursor(page: Models.ContentArray, wikiUrl: string, guard: PageGuard): string | undefined {
   const next = page._links?.next;
   if (typeof next !== 'string' || next === '') return undefined;
-  return new URL(next, `${wikiUrl}/`).searchParams.get('cursor') ?? undefined;
+  const cursor = new URL(next, `${wikiUrl}/`).searchParams.get('cursor') ?? '';
+  guard.advance(cursor);
+  return cursor;
 }
