@@ -102,7 +102,7 @@ export class ConfluenceTransport {
         if (refusal) {
           throw new TargetForbiddenError(`Confluence at ${this.settings.site} resolves to an address that is not on the public internet (${refusal.message}); connectors may not connect to this service's own network.`, { cause: err });
         }
-        if (/maxContentLength/.test((err as Error).message)) {
+        if (axios.isAxiosError(err) && err.code === 'ERR_BAD_RESPONSE' && /maxContentLength/.test(err.message)) {
           throw new ConfigurationError(`Confluence at ${this.settings.site} answered ${what} with more than ${this.settings.maxResponseBytes} bytes, more than the connector reads of one answer; lower the resource's page_size.`);
         }
         if (attempt < this.settings.retryDelaysMs.length) {

@@ -140,11 +140,13 @@ export class ConfluenceProvider implements ConnectorProvider {
       const resolver = this.resolver(s);
       const found: DiscoveredResource[] = [];
       const guard = new PageGuard('the spaces the account can see', s.target.site, this.maxPages, '0');
+      const listed = new Set<string>();
       for (let start = 0; ; ) {
         ctx.signal?.throwIfAborted();
         const page = await s.client.space.getSpaces({ start, limit: this.listPageSize, expand: ['permissions'] });
         // a page that adds no space: the listing did not move on
-        if (page.results.length > 0 && page.results.every((space) => found.some((f) => f.resourceId === space.key))) throw guard.stalled();
+        if (page.results.length > 0 && page.results.every((space) => listed.has(space.key))) throw guard.stalled();
+        for (const space of page.results) listed.add(space.key);
         for (const space of page.results) {
           const level = spaceReadLevel(space);
           if (namesNoReader(level)) {
