@@ -365,7 +365,7 @@ describe('Confluence provider', () => {
       const crawlErr = await (async () => {
         for await (const e of make({ listPageSize: 250 }).sync(ctx, { ...SPACE, options: { page_size: 2 } }, null)) crawl.push(e);
       })().catch((e: unknown) => e);
-      expect((crawlErr as Error).message).toBe(`Confluence at ${site()} gave a page already read as the next page of the pages of space ENG modified since the cursor; the listing was stopped there. The sync is tried again later.`);
+      expect((crawlErr as Error).message).toBe(`Confluence at ${site()} gave a page already read as the next page of the crawl of space ENG; the listing was stopped there. The sync is tried again later.`);
       // what was read before the repeat is committed
       expect(kinds(crawl)).toEqual([`upsert:${ids.home}`, `upsert:${ids.runbooks}`, 'checkpoint']);
     });

@@ -229,7 +229,7 @@ export class ConfluenceProvider implements ConnectorProvider {
       // CQL reads dates in the account's time zone, which its owner may change at any time: read it for each crawl.
       const bound = since === null ? '' : ` and lastmodified >= "${cqlSince(since, this.overlapMs, await this.timeZone(s))}"`;
       const cql = `space = "${key}" and type = page${bound} order by lastmodified asc`;
-      const guard = new PageGuard(`the pages of space ${key} modified since the cursor`, s.target.site, this.maxPages, '');
+      const guard = new PageGuard(`the crawl of space ${key}`, s.target.site, this.maxPages, '');
       for (let next: string | undefined; ; ) {
         ctx.signal?.throwIfAborted();
         const page = await s.client.content.searchContentByCQL({ cql, limit: pageSize, cursor: next, expand: PAGE_EXPAND });
