@@ -31,7 +31,10 @@ connectorConformance('confluence provider', () => {
       fake.addUser({ accountId: 'acc-author', displayName: 'Author', email: 'author@example.com' });
       fake.addSpace('CONF', 'Conformance', { anonymous: true });
       server = await fake.start();
-      t.get(tokens.CONNECTOR_PROVIDERS).register(new ConfluenceProvider({ allowPrivateNetworks: true, retryDelaysMs: [10] }));
+      // The fake's clock moves 90 s an edit, so the default 5-minute overlap would make a crawl's first answers
+      // re-read three earlier documents; the killed-sync and 429 cases count which answer holds the documents just
+      // put, so the overlap here reaches back one edit.
+      t.get(tokens.CONNECTOR_PROVIDERS).register(new ConfluenceProvider({ allowPrivateNetworks: true, retryDelaysMs: [10], overlapMs: 120_000 }));
     },
     async tearDown() {
       await fake.stop();

@@ -8,7 +8,15 @@ export interface ConfluenceUser {
   displayName: string;
   /** Empty when the user's profile visibility hides it, as Atlassian's privacy settings allow. */
   email: string;
+  /** `active` unless the account was deactivated (`inactive`) or closed (`closed`). */
+  accountStatus?: 'active' | 'inactive' | 'closed';
 }
+
+/**
+ * A user as the API describes one: with `accountStatus` where users are listed on their own (space permissions,
+ * restrictions, the current user), with `isActive` in a group's member listing.
+ */
+type UserAnswer = Models.User & { accountStatus?: string; isActive?: boolean };
 
 interface PageState {
   id: string;
@@ -31,6 +39,8 @@ interface SpaceState {
   readUsers: string[];
   readGroups: string[];
   anonymousRead: boolean;
+  /** Answers `expand=permissions` with an empty list, as Confluence does to an account that may not see them. */
+  permissionsHidden?: boolean;
 }
 
 const links = (self: string, next?: string): Models.GenericLinks => ({ self, base: 'http://127.0.0.1/wiki', context: '/wiki', ...(next ? { next } : {}) });
@@ -48,6 +58,13 @@ export class ConfluenceFake {
   private readonly groups = new Map<string, { name: string; members: string[] }>();
   private readonly users = new Map<string, ConfluenceUser>();
   private clock = Date.parse('2024-05-06T10:00:00.000Z');
+  /**
+   * While true, paged listings do not move on: a search's `_links.next` carries the cursor it was asked with, and
+   * spaces and group members are listed from the first whatever `start` says.
+   */
+  stallPaging = false;
+  /** The connector account's time zone (`GET /user/current` `timeZone`), in which CQL dates are read. */
+  timeZone = 'UTC';
   private running: RunningFake | undefined;
   /** The connector's credential refused as revoked while true (`suspendCredential`), accepted again once false. */
   private suspended = false;
@@ -66,6 +83,11 @@ export class ConfluenceFake {
     this.users.set(user.accountId, user);
   }
 
+  /** Deactivates an account, as a site admin does: it keeps its place in groups, permissions and restrictions. */
+  deactivateUser(accountId: string): void {
+    this.users.get(accountId)!.accountStatus = 'inactive';
+  }
+
   addGroup(id: string, name: string, members: string[]): void {
     this.groups.set(id, { name, members: [...members] });
   }
@@ -77,6 +99,11 @@ export class ConfluenceFake {
   /** Replaces who holds the space's read permission, as a space admin does; no page moves. */
   setSpaceRead(key: string, read: { users?: string[]; groups?: string[]; anonymous?: boolean }): void {
     Object.assign(this.space(key), { readUsers: read.users ?? [], readGroups: read.groups ?? [], anonymousRead: read.anonymous ?? false });
+  }
+
+  /** Lists no permission of the space from now on, as Confluence answers an account that may not see them. */
+  hideSpacePermissions(key: string): void {
+    this.space(key).permissionsHidden = true;
   }
 
   /**
@@ -142,9 +169,9 @@ export class ConfluenceFake {
     );
     const q = (req: FastifyRequest) => req.query as Record<string, string>;
 
-    app.get('/wiki/rest/api/user/current', (): Models.User => this.asUser({ accountId: 'crs-connector', displayName: 'CRS connector', email: this.credentials.email }));
+    app.get('/wiki/rest/api/user/current', (): Models.User & { timeZone: string } => ({ ...this.asUser({ accountId: 'crs-connector', displayName: 'CRS connector', email: this.credentials.email }), timeZone: this.timeZone }));
     app.get('/wiki/rest/api/space', (req): Models.SpaceArray => {
-      const start = Number(q(req).start ?? '0');
+      const start = this.stallPaging ? 0 : Number(q(req).start ?? '0');
       const limit = this.switches.pageSize(Number(q(req).limit), 25, 250);
       const all = [...this.spaces.values()].sort((a, b) => a.key.localeCompare(b.key));
       const results = all.slice(start, start + limit).map((s) => this.describeSpace(s, q(req).expand));
@@ -160,14 +187,18 @@ export class ConfluenceFake {
     app.get('/wiki/rest/api/content/:id', (req) => this.describePage(this.page((req.params as { id: string }).id), q(req).expand));
     app.get('/wiki/rest/api/content/:id/restriction/byOperation/:operation', (req): Models.ContentRestriction => {
       const { id, operation } = req.params as { id: string; operation: string };
-      return this.readRestriction(this.page(id), operation);
+      const start = this.stallPaging ? 0 : Number(q(req).start ?? '0');
+      return this.readRestriction(this.page(id), operation, start, this.switches.pageSize(Number(q(req).limit), 100, 200));
     });
     app.get('/wiki/rest/api/group/:groupId/membersByGroupId', (req): Models.UserArray => {
       const group = this.groups.get((req.params as { groupId: string }).groupId);
       if (group === undefined) throw Object.assign(new Error('No group found'), { statusCode: 404 });
-      const start = Number(q(req).start ?? '0');
+      const start = this.stallPaging ? 0 : Number(q(req).start ?? '0');
       const limit = this.switches.pageSize(Number(q(req).limit), 200, 200);
-      const results = group.members.slice(start, start + limit).map((id) => this.asUser(this.users.get(id)!));
+      const results = group.members.slice(start, start + limit).map((id): UserAnswer => {
+        const { accountStatus, ...user } = this.asUser(this.users.get(id)!);
+        return { ...user, isActive: accountStatus === 'active' };
+      });
       return { results, start, limit, size: results.length };
     });
     this.running = await listenOnLoopback(app);
@@ -196,7 +227,8 @@ export class ConfluenceFake {
 
   /**
    * CQL search over pages: `space = "KEY"`, `type = page` and `lastmodified >= "yyyy-MM-dd HH:mm"` joined by `and`,
-   * with `order by lastmodified asc|desc`. Pages follow `_links.next`, a relative URL carrying an opaque `cursor`.
+   * with `order by lastmodified asc|desc`. The date is read in the account's `timeZone`; a wall-clock time a fall-back
+   * repeats is read as the later of the two instants it names (the reading that skips the most). Pages follow `_links.next`, a relative URL carrying an opaque `cursor`.
    */
   private search(req: FastifyRequest): Models.ContentArray {
     const query = req.query as Record<string, string>;
@@ -208,7 +240,7 @@ export class ConfluenceFake {
       if (space) return (p) => p.spaceKey === space[1];
       if (type) return () => true;
       if (modified) {
-        const bound = Date.parse(`${modified[1].replace(' ', 'T')}:00Z`);
+        const bound = instantOfWallMinute(modified[1], this.timeZone);
         return (p) => Math.floor(Date.parse(p.lastModified) / 60_000) * 60_000 >= bound;
       }
       throw Object.assign(new Error(`Could not parse cql : ${clause}`), { statusCode: 400 });
@@ -220,13 +252,15 @@ export class ConfluenceFake {
     const offset = query.cursor ? Number(Buffer.from(query.cursor, 'base64url').toString('utf8')) : 0;
     const limit = this.switches.pageSize(Number(query.limit), 25, 250);
     const results = all.slice(offset, offset + limit).map((p) => this.describePage(p, query.expand));
-    const next = new URLSearchParams({ cql: query.cql ?? '', limit: String(limit), cursor: Buffer.from(String(offset + limit)).toString('base64url'), next: 'true' });
+    const cursor = this.stallPaging ? (query.cursor ?? '') : Buffer.from(String(offset + limit)).toString('base64url');
+    const next = new URLSearchParams({ cql: query.cql ?? '', limit: String(limit), cursor, next: 'true' });
     return { results, start: offset, limit, size: results.length, _links: links(req.url, offset + limit < all.length ? `/rest/api/content/search?${next}` : undefined) };
   }
 
   private describeSpace(space: SpaceState, expand = ''): Models.Space {
     const described: Models.Space = { id: space.id, key: space.key, name: space.name, type: 'global', status: 'current', _expandable: { permissions: `/rest/api/space/${space.key}?expand=permissions` }, _links: links(`/rest/api/space/${space.key}`) };
     if (!expand.split(',').includes('permissions')) return described;
+    if (space.permissionsHidden) return { ...described, permissions: [] };
     const read: Models.SpacePermission = {
       operation: { operation: 'read', targetType: 'space' },
       subjects: {
@@ -252,19 +286,23 @@ export class ConfluenceFake {
     if (wanted.has('body.storage')) content.body = { storage: { value: page.body, representation: 'storage', _expandable: {} }, _expandable: {} };
     if (wanted.has('space')) content.space = this.describeSpace(this.space(page.spaceKey));
     if (wanted.has('restrictions.read.restrictions.user') || wanted.has('restrictions.read.restrictions.group')) {
-      content.restrictions = { read: this.readRestriction(page, 'read'), _links: links(`/rest/api/content/${page.id}/restriction`) };
+      content.restrictions = { read: this.readRestriction(page, 'read', 0, 100), _links: links(`/rest/api/content/${page.id}/restriction`) };
     }
     return content;
   }
 
-  private readRestriction(page: PageState, operation: string): Models.ContentRestriction {
-    const users = operation === 'read' ? page.readUsers : [];
-    const groups = operation === 'read' ? page.readGroups : [];
+  /**
+   * A page's restriction for one operation, its users and its groups each paged by `start` and `limit` (100 when
+   * expanded on content; a list cut there is read in full from the restriction endpoint).
+   */
+  private readRestriction(page: PageState, operation: string, start: number, limit: number): Models.ContentRestriction {
+    const users = (operation === 'read' ? page.readUsers : []).slice(start, start + limit);
+    const groups = (operation === 'read' ? page.readGroups : []).slice(start, start + limit);
     return {
       operation,
       restrictions: {
-        user: { results: users.map((id) => this.asUser(this.users.get(id)!)), start: 0, limit: 200, size: users.length },
-        group: { results: groups.map((id) => ({ type: 'group', id, name: this.groups.get(id)!.name, _links: links(`/rest/api/group/by-id?id=${id}`) })), start: 0, limit: 200, size: groups.length },
+        user: { results: users.map((id) => this.asUser(this.users.get(id)!)), start, limit, size: users.length },
+        group: { results: groups.map((id) => ({ type: 'group', id, name: this.groups.get(id)!.name, _links: links(`/rest/api/group/by-id?id=${id}`) })), start, limit, size: groups.length },
       },
       _expandable: { content: `/rest/api/content/${page.id}` },
       _links: links(`/rest/api/content/${page.id}/restriction/byOperation/${operation}`),
@@ -277,9 +315,9 @@ export class ConfluenceFake {
     return chain;
   }
 
-  private asUser(user: ConfluenceUser): Models.User {
+  private asUser(user: ConfluenceUser): UserAnswer {
     return {
-      type: 'known', accountId: user.accountId, accountType: 'atlassian', email: user.email, publicName: user.displayName, displayName: user.displayName,
+      type: 'known', accountId: user.accountId, accountType: 'atlassian', accountStatus: user.accountStatus ?? 'active', email: user.email, publicName: user.displayName, displayName: user.displayName,
       profilePicture: { path: '/wiki/aa-avatar/default.png', width: 48, height: 48, isDefault: true }, _expandable: {}, _links: links(`/rest/api/user?accountId=${user.accountId}`),
     };
   }
@@ -300,4 +338,26 @@ export class ConfluenceFake {
     if (page === undefined) throw Object.assign(new Error(`No content found with id : ${id}`), { statusCode: 404 });
     return page;
   }
+}
+
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * The instant a wall-clock minute `yyyy-MM-dd HH:mm` names in `zone`: every quarter-hour offset from -14 h to +14 h is
+ * tried, and the latest instant the zone shows as that minute wins.
+ */
+export function instantOfWallMinute(text: string, zone: string): number {
+  let format = wallClocks.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('sv-SE', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+    wallClocks.set(zone, format);
+  }
+  const wall = Date.parse(`${text.replace(' ', 'T')}:00Z`);
+  let latest: number | undefined;
+  for (let offsetMinutes = -14 * 60; offsetMinutes <= 14 * 60; offsetMinutes += 15) {
+    const at = wall - offsetMinutes * 60_000;
+    if (format.format(at) === text && (latest === undefined || at > latest)) latest = at;
+  }
+  if (latest === undefined) throw Object.assign(new Error(`${text} does not exist in ${zone}`), { statusCode: 400 });
+  return latest;
 }

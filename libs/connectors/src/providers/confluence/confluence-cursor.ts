@@ -41,11 +41,67 @@ export function decodeCursor(space: string, cursor: SyncCursor | null): Confluen
 }
 
 /**
- * The CQL bound for pages modified since `since`, less `overlapMs`: `yyyy-MM-dd HH:mm` (CQL compares to the minute),
- * rounded down. Confluence reads it in the timezone of the connector's account; a page the crawl misses for that
- * reason, or because it was back-dated, is still found in the same sync by the listing's version check.
+ * The zone a bound is written in when the account's time zone is unknown or not one Intl knows: the westernmost
+ * offset (UTC-12), so its wall-clock time read in any zone of the account is at or before the instant meant.
  */
-export function cqlSince(since: string, overlapMs: number): string {
-  const at = new Date(Date.parse(since) - overlapMs);
-  return at.toISOString().slice(0, 16).replace('T', ' ');
+export const FALLBACK_TIME_ZONE = 'Etc/GMT+12';
+
+/**
+ * The CQL bound for pages modified since `since`, less `overlapMs`: `yyyy-MM-dd HH:mm`, the wall-clock minute in
+ * `timeZone`, the zone of the connector's account, in which Confluence reads CQL dates (`GET /user/current`
+ * `timeZone`). Rounded down to the minute, as CQL compares minutes. A wall-clock time a fall-back repeats (in
+ * Europe/Berlin 02:00 to 02:59 on the last Sunday of October) names two instants and Confluence may read the later; when
+ * that later one is after the bound, the bound steps back until every instant its text names is at or before it, so
+ * a change is never skipped, only read again.
+ */
+export function cqlSince(since: string, overlapMs: number, timeZone: string | undefined): string {
+  const zone = knownZone(timeZone);
+  const bound = Date.parse(since) - overlapMs;
+  for (let at = bound; ; ) {
+    const text = wallMinute(at, zone);
+    const latest = latestInstantOf(text, zone) ?? at;
+    if (latest <= bound) return text;
+    at -= Math.max(latest - bound, 60_000);
+  }
+}
+
+function knownZone(timeZone: string | undefined): string {
+  if (!timeZone) return FALLBACK_TIME_ZONE;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone }).format(0);
+    return timeZone;
+  } catch {
+    return FALLBACK_TIME_ZONE;
+  }
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+/** `yyyy-MM-dd HH:mm` of an instant on the wall clock of `zone`. */
+function wallMinute(at: number, zone: string): string {
+  let format = formats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+    formats.set(zone, format);
+  }
+  const part = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, p.value]));
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}`;
+}
+
+/** The zone's offset from UTC at an instant, in milliseconds, to the minute. */
+function offsetAt(at: number, zone: string): number {
+  const wall = Date.parse(`${wallMinute(at, zone).replace(' ', 'T')}:00Z`);
+  return wall - Math.floor(at / 60_000) * 60_000;
+}
+
+/**
+ * The latest instant a wall-clock minute names in `zone`: each offset in force within a day of it gives a candidate,
+ * which counts when the zone shows that minute at it. Undefined for a minute a spring-forward skips.
+ */
+function latestInstantOf(text: string, zone: string): number | undefined {
+  const wall = Date.parse(`${text.replace(' ', 'T')}:00Z`);
+  const day = 86_400_000;
+  const offsets = new Set([offsetAt(wall - day, zone), offsetAt(wall, zone), offsetAt(wall + day, zone)]);
+  const named = [...offsets].map((o) => wall - o).filter((t) => wallMinute(t, zone) === text);
+  return named.length === 0 ? undefined : Math.max(...named);
 }

@@ -38,6 +38,15 @@ export interface RenderedReaders {
 
 export const GROUP_PREFIX = 'group:confluence:';
 
+/**
+ * Whether an account may still sign in: users listed on their own carry `accountStatus` (`active`, `inactive`,
+ * `closed`), a group's member listing carries `isActive`. A deactivated or closed account reads nothing, so it is no
+ * reader; one whose answer says neither is taken as active.
+ */
+export function isActiveAccount(user: Models.User & { accountStatus?: unknown; isActive?: unknown }): boolean {
+  return (user.accountStatus === undefined || user.accountStatus === 'active') && user.isActive !== false;
+}
+
 
 /** The space's read permission, from `space?expand=permissions`: every `read` permission's subjects together. */
 export function spaceReadLevel(space: Models.Space): ReaderLevel {
@@ -49,6 +58,15 @@ export function spaceReadLevel(space: Models.Space): ReaderLevel {
     level.groupIds.push(...(p.subjects?.group?.results ?? []).map((g) => g.id));
   }
   return level;
+}
+
+/**
+ * Whether a space's read permission names no reader at all: no user, no group, no anonymous access. The connector's
+ * own account reads the space, so such an answer is not "nobody": Confluence lists a space's permissions only to an
+ * account that may see them, and to any other answers an empty list.
+ */
+export function namesNoReader(level: ReaderLevel): boolean {
+  return !level.anonymous && level.users.length === 0 && level.groupIds.length === 0;
 }
 
 /** A page's own read restriction; null when it has none (no user and no group listed). */
@@ -80,14 +98,17 @@ export class ReaderResolver {
     for (const u of users) if (!this.emails.has(u.accountId)) this.emails.set(u.accountId, u.email ?? '');
   }
 
-  /** The account ids a level admits (direct users and the members of its groups); partial when a group is. */
+  /**
+   * The account ids a level admits (its active direct users and the active members of its groups); partial when a
+   * group is. A level whose users are all deactivated still restricts: it admits nobody.
+   */
   private async accounts(level: ReaderLevel): Promise<Set<string>> {
     this.remember(level.users);
-    const ids = new Set(level.users.map((u) => u.accountId));
+    const ids = new Set(level.users.filter(isActiveAccount).map((u) => u.accountId));
     for (const g of level.groupIds) {
       const { members } = await this.group(g);
       this.remember(members);
-      for (const m of members) ids.add(m.accountId);
+      for (const m of members) if (isActiveAccount(m)) ids.add(m.accountId);
     }
     return ids;
   }
@@ -120,7 +141,7 @@ export class ReaderResolver {
     // A group may stand for its members only when every one of them passes every level: read in full, and all in.
     const named = [...new Set(levels.flatMap((l) => l.groupIds))];
     const groups = await Promise.all(named.map(async (id) => ({ id, ...(await this.group(id)) })));
-    const usable = groups.filter((g) => g.complete && g.members.every((m) => readers!.has(m.accountId)));
+    const usable = groups.filter((g) => g.complete && g.members.filter(isActiveAccount).every((m) => readers!.has(m.accountId)));
     return this.render(readers!, usable, []);
   }
 

@@ -1,22 +1,31 @@
 import http from 'node:http';
 import https from 'node:https';
-import { PrivateTargetError, publicOnlyLookup } from '@crs/network/public-targets';
+import axios, { AxiosHeaders, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
+import type { LookupFn } from '@crs/network/address-policy';
+import { publicOnlyAgents } from '@crs/network/public-agents';
+import { PrivateTargetError } from '@crs/network/public-targets';
 import { AuthError, ConfigurationError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '../../provider-errors';
+import { retryAtFrom } from '../../retry-after';
 
 /**
- * The HTTP transport under confluence.js (given to it as the axios `adapter` of `baseRequestConfig`).
+ * The axios adapter under confluence.js (its `baseRequestConfig.adapter`).
+ *
+ * Every request is sent by axios' own http adapter with settings no caller can loosen: the agents (for a wiki on the
+ * public internet, `publicOnlyAgents`, which check every connection's address as it connects, a name as it resolves),
+ * no proxy from the environment, no redirect followed (`maxRedirects: 0`), a deadline (`timeout`) and a byte limit on
+ * the answer (`maxContentLength`).
  *
  * confluence.js rethrows a failed response as its body alone: the status survives only when the body carries it and
  * the headers are lost, so a 429's Retry-After could not be read, and a network error becomes a TypeError. This
- * transport sends each request itself and turns every failure into an error the provider can act on before
- * confluence.js sees it (confluence.js rethrows anything that is not an axios error as it is):
- * - 429: a RateLimitedError at Retry-After (seconds or an HTTP date; 60 s when absent). Never slept on.
- * - 5xx and network errors: retried after each of `retryDelaysMs`, then a TransientError.
- * - 401: AuthError; 403: ScopeError; 3xx: ConfigurationError (redirects are not followed, so a redirect cannot lead
- *   to an address that was not checked); other 4xx: ConfluenceHttpError for the caller to place (a missing space, a
- *   deleted page).
- * - A connection to a private address when only public ones are allowed: TargetForbiddenError. Names are checked by
- *   the agents' `lookup` at connect time.
+ * adapter sees every answer first and turns every failure into an error the provider can act on before confluence.js
+ * sees it (confluence.js rethrows anything that is not an axios error as it is):
+ * - 429: a RateLimitedError at Retry-After (`retryAtFrom`: seconds or an HTTP date; 60 s when absent). Never slept on.
+ * - 5xx, network errors and no answer within the deadline: retried after each of `retryDelaysMs`, then a TransientError.
+ * - 401: AuthError; 403: ScopeError; 3xx: ConfigurationError (a redirect is not followed, so it cannot lead to an
+ *   address that was not checked, nor carry the token elsewhere); other 4xx: ConfluenceHttpError for the caller to
+ *   place (a missing space, a deleted page).
+ * - An answer larger than `maxResponseBytes`: ConfigurationError (reading it again would not make it smaller).
+ * - A connection to a private address when only public ones are allowed: TargetForbiddenError.
  */
 
 /** A 4xx other than 401, 403 and 429: what it means depends on what was asked. */
@@ -32,31 +41,19 @@ export class ConfluenceHttpError extends Error {
 
 export interface TransportSettings {
   site: string;
-  /** checks every connection's addresses at connect time */
+  /** connect through `publicOnlyAgents`, which check every connection's addresses at connect time */
   publicOnly: boolean;
+  /** how the public-only agents resolve names (tests replace it) */
+  lookup?: LookupFn;
   retryDelaysMs: readonly number[];
   requestTimeoutMs: number;
+  /** the most bytes of one answer that are read */
+  maxResponseBytes: number;
   now: () => Date;
   signal?: AbortSignal;
 }
 
-/** The part of axios' request config this transport reads. */
-interface RequestConfig {
-  baseURL?: string;
-  url?: string;
-  method?: string;
-  params?: Record<string, unknown>;
-  paramsSerializer?: ((params: Record<string, unknown>) => string) | { serialize?: (params: Record<string, unknown>) => string };
-  headers?: Record<string, unknown> & { toJSON?: () => Record<string, unknown> };
-  data?: unknown;
-}
-
-interface RawResponse {
-  status: number;
-  statusText: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
+const httpAdapter = axios.getAdapter('http');
 
 /** One transport per provider call: its keep-alive agents are closed with `close`. */
 export class ConfluenceTransport {
@@ -66,9 +63,11 @@ export class ConfluenceTransport {
   requests = 0;
 
   constructor(private readonly settings: TransportSettings) {
-    const lookup = settings.publicOnly ? { lookup: publicOnlyLookup() } : {};
-    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 4, ...lookup });
-    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 4, ...lookup });
+    const agents = settings.publicOnly
+      ? publicOnlyAgents({ maxSockets: 4, ...(settings.lookup ? { lookup: settings.lookup } : {}) })
+      : { httpAgent: new http.Agent({ keepAlive: true, maxSockets: 4 }), httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 4 }) };
+    this.httpAgent = agents.httpAgent;
+    this.httpsAgent = agents.httpsAgent;
   }
 
   close(): void {
@@ -76,21 +75,35 @@ export class ConfluenceTransport {
     this.httpsAgent.destroy();
   }
 
-  /** The axios adapter: resolves with an axios-shaped response for 2xx, throws a provider error otherwise. */
-  readonly adapter = async (config: RequestConfig) => {
-    const url = requestUrl(config);
-    const method = (config.method ?? 'get').toUpperCase();
-    const headers = plainHeaders(config.headers);
-    const body = config.data === undefined || config.data === null ? undefined : typeof config.data === 'string' ? config.data : JSON.stringify(config.data);
+  /** The axios adapter: resolves with axios' response for 2xx, throws a provider error otherwise. */
+  readonly adapter = async (config: InternalAxiosRequestConfig): Promise<AxiosResponse> => {
+    const { signal } = this.settings;
+    const sent: InternalAxiosRequestConfig = {
+      ...config,
+      httpAgent: this.httpAgent,
+      httpsAgent: this.httpsAgent,
+      proxy: false,
+      maxRedirects: 0,
+      timeout: this.settings.requestTimeoutMs,
+      maxContentLength: this.settings.maxResponseBytes,
+      // every status is answered here, with its headers
+      validateStatus: () => true,
+      ...(signal ? { signal } : {}),
+    };
+    const what = `${(config.method ?? 'get').toUpperCase()} ${pathOf(config)}`;
     for (let attempt = 0; ; attempt++) {
-      this.settings.signal?.throwIfAborted();
-      let res: RawResponse;
+      signal?.throwIfAborted();
+      let res: AxiosResponse;
       try {
-        res = await this.send(url, method, headers, body);
+        res = await httpAdapter(sent);
       } catch (err) {
-        if (this.settings.signal?.aborted) throw this.settings.signal.reason;
-        if (err instanceof PrivateTargetError || (err as { cause?: unknown })?.cause instanceof PrivateTargetError) {
-          throw new TargetForbiddenError(`Confluence at ${this.settings.site} resolves to an address that is not on the public internet (${(err as Error).message}); connectors may not connect to this service's own network.`, { cause: err });
+        if (signal?.aborted) throw signal.reason;
+        const refusal = privateTargetIn(err);
+        if (refusal) {
+          throw new TargetForbiddenError(`Confluence at ${this.settings.site} resolves to an address that is not on the public internet (${refusal.message}); connectors may not connect to this service's own network.`, { cause: err });
+        }
+        if (axios.isAxiosError(err) && err.code === 'ERR_BAD_RESPONSE' && /maxContentLength/.test(err.message)) {
+          throw new ConfigurationError(`Confluence at ${this.settings.site} answered ${what} with more than ${this.settings.maxResponseBytes} bytes, more than the connector reads of one answer; lower the resource's page_size.`);
         }
         if (attempt < this.settings.retryDelaysMs.length) {
           await this.pause(this.settings.retryDelaysMs[attempt]);
@@ -99,23 +112,21 @@ export class ConfluenceTransport {
         throw new TransientError(`Confluence at ${this.settings.site} could not be reached (${(err as Error).message}). The sync is tried again later.`, { cause: err });
       }
       this.requests++;
-      if (res.status >= 200 && res.status < 300) {
-        return { data: parseBody(res), status: res.status, statusText: res.statusText, headers: res.headers, config, request: {} };
-      }
+      if (res.status >= 200 && res.status < 300) return res;
       if (res.status >= 500 && attempt < this.settings.retryDelaysMs.length) {
         await this.pause(this.settings.retryDelaysMs[attempt]);
         continue;
       }
-      throw this.failure(res, method, url);
+      throw this.failure(res, what);
     }
   };
 
-  private failure(res: RawResponse, method: string, url: URL): Error {
-    const detail = messageOf(res);
-    const what = `${method} ${url.pathname}`;
+  private failure(res: AxiosResponse, what: string): Error {
+    const detail = messageOf(res.data);
     const site = this.settings.site;
+    const headers = AxiosHeaders.from(res.headers as Record<string, string>);
     if (res.status === 429) {
-      const retryAt = retryAtOf(res.headers, this.settings.now());
+      const retryAt = retryAtFrom(headerValue(headers.get('retry-after')), this.settings.now());
       return new RateLimitedError(`Confluence at ${site} is rate limiting the connector until ${retryAt.toISOString()}.`, retryAt);
     }
     if (res.status === 401) {
@@ -125,37 +136,10 @@ export class ConfluenceTransport {
       return new ScopeError(`The Confluence account may not do ${what} at ${site} (403${detail ? `: ${detail}` : ''}). Give the account the permission to view it.`);
     }
     if (res.status >= 300 && res.status < 400) {
-      return new ConfigurationError(`Confluence at ${site} redirected ${what} to ${String(res.headers.location ?? 'another address')}; set base_url to the wiki's final address.`);
+      return new ConfigurationError(`Confluence at ${site} redirected ${what} to ${(headerValue(headers.get('location')) ?? 'another address').slice(0, 300)}; redirects are not followed, set base_url to the wiki's final address.`);
     }
     if (res.status >= 500) return new TransientError(`Confluence at ${site} failed ${what} with ${res.status}${detail ? ` (${detail})` : ''}. The sync is tried again later.`);
     return new ConfluenceHttpError(res.status, `Confluence at ${site} answered ${what} with ${res.status}${detail ? `: ${detail}` : ''}`);
-  }
-
-  private send(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<RawResponse> {
-    const secure = url.protocol === 'https:';
-    const request = secure ? https.request : http.request;
-    return new Promise<RawResponse>((resolve, reject) => {
-      const req = request(
-        url,
-        {
-          method,
-          headers: { accept: 'application/json', ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-          agent: secure ? this.httpsAgent : this.httpAgent,
-          timeout: this.settings.requestTimeoutMs,
-          ...(this.settings.signal ? { signal: this.settings.signal } : {}),
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        },
-      );
-      req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${this.settings.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
-      req.on('error', reject);
-      if (body !== undefined) req.write(body);
-      req.end();
-    });
   }
 
   private pause(ms: number): Promise<void> {
@@ -174,46 +158,35 @@ export class ConfluenceTransport {
   }
 }
 
-function requestUrl(config: RequestConfig): URL {
-  const base = (config.baseURL ?? '').replace(/\/+$/, '');
-  const path = (config.url ?? '').replace(/^\/+/, '');
-  const url = new URL(/^https?:\/\//i.test(config.url ?? '') ? config.url! : `${base}/${path}`);
-  const params = config.params ?? {};
-  const serializer = typeof config.paramsSerializer === 'function' ? config.paramsSerializer : config.paramsSerializer?.serialize;
-  const query = serializer ? serializer(params) : new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null).map(([k, v]): [string, string] => [k, String(v)])).toString();
-  if (query) url.search = url.search ? `${url.search}&${query}` : `?${query}`;
-  return url;
+/** The request's path for messages, without its query (which may carry a CQL query, never a secret, but is long). */
+function pathOf(config: InternalAxiosRequestConfig): string {
+  try {
+    return new URL(axios.getUri(config)).pathname;
+  } catch {
+    return config.url ?? '';
+  }
 }
 
-function plainHeaders(headers: RequestConfig['headers']): Record<string, string> {
-  const plain = typeof headers?.toJSON === 'function' ? headers.toJSON() : (headers ?? {});
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(plain)) if (v !== undefined && v !== null && typeof v !== 'object' && typeof v !== 'function') out[k] = String(v);
-  return out;
+/** The PrivateTargetError a failed connection carries somewhere in its cause chain, if it was refused as private. */
+function privateTargetIn(err: unknown): PrivateTargetError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof PrivateTargetError) return e;
+  }
+  return undefined;
 }
 
-function parseBody(res: RawResponse): unknown {
-  if (res.body === '') return undefined;
-  if (/json/i.test(String(res.headers['content-type'] ?? ''))) return JSON.parse(res.body);
-  return res.body;
+function headerValue(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : Array.isArray(value) ? String(value[0]) : undefined;
 }
 
 /** A person-readable reason from an error body (Confluence's `{statusCode, message}`), without echoing long pages. */
-function messageOf(res: RawResponse): string {
+function messageOf(body: unknown): string {
+  const text = typeof body === 'string' ? body : body === undefined || body === null ? '' : JSON.stringify(body);
   try {
-    const body = JSON.parse(res.body) as { message?: unknown };
-    if (typeof body.message === 'string') return body.message.slice(0, 300);
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed.message === 'string') return parsed.message.slice(0, 300);
   } catch {
     // not JSON: a proxy's page or plain text
   }
-  return res.body.replace(/\s+/g, ' ').trim().slice(0, 120);
-}
-
-/** When a 429 may be retried: Retry-After in seconds or as an HTTP date, else 60 s from now. */
-export function retryAtOf(headers: http.IncomingHttpHeaders, now: Date): Date {
-  const value = String(headers['retry-after'] ?? '').trim();
-  if (/^\d+$/.test(value)) return new Date(now.getTime() + Number(value) * 1000);
-  const date = Date.parse(value);
-  if (value && Number.isFinite(date)) return new Date(Math.max(date, now.getTime()));
-  return new Date(now.getTime() + 60_000);
+  return text.replace(/\s+/g, ' ').trim().slice(0, 120);
 }

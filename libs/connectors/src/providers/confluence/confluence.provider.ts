@@ -1,5 +1,6 @@
 import { ConfluenceClient, type Models } from 'confluence.js';
-import { AuthError, ConfigurationError, DocumentError } from '../../provider-errors';
+import type { LookupFn } from '@crs/network/address-policy';
+import { AuthError, ConfigurationError, DocumentError, ScopeError } from '../../provider-errors';
 import type {
   AccountIdentity,
   ConnectorProvider,
@@ -16,8 +17,9 @@ import type {
 import { cqlSince, decodeCursor, encodeCursor } from './confluence-cursor';
 import { toProviderError } from './confluence-errors';
 import { FILTERABLE_FIELDS, PAGE_EXPAND, pageHash, pageToDocument } from './confluence-mapping';
-import { type GroupMembers, pagePermission, permissionDigest, ReaderResolver, type ReaderLevel, restrictionLevel, spaceReadLevel } from './confluence-permissions';
-import { type ConfluenceTarget, refusePrivateTarget, targetFromCredentials } from './confluence-target';
+import { DEFAULT_MAX_PAGES, PageGuard } from './confluence-pages';
+import { type GroupMembers, namesNoReader, pagePermission, permissionDigest, ReaderResolver, type ReaderLevel, restrictionLevel, spaceReadLevel } from './confluence-permissions';
+import { type ConfluenceTarget, targetFromCredentials } from './confluence-target';
 import { ConfluenceHttpError, ConfluenceTransport } from './confluence-transport';
 
 export interface ConfluenceProviderOptions {
@@ -27,19 +29,26 @@ export interface ConfluenceProviderOptions {
    * before any request, and every connection checks the addresses it connects to again at connect time.
    */
   allowPrivateNetworks?: boolean;
+  /** How names are resolved for the address checks (tests replace it). */
+  lookup?: LookupFn;
   /** Pages per crawl request, which read bodies (default 50), unless a resource sets `page_size`. */
   pageSize?: number;
   /** Pages per listing and restriction-sweep request, which read no bodies (default 250). */
   listPageSize?: number;
-  /** How far before the cursor's time a crawl starts again (default 2 minutes). */
+  /** How far before the cursor's time a crawl starts again (default 5 minutes). */
   overlapMs?: number;
   /** Pauses before retrying a 5xx or a network failure; its length is the number of retries (default 0.5 s, 2 s). */
   retryDelaysMs?: readonly number[];
+  /** The deadline of one request (default 30 s). */
   requestTimeoutMs?: number;
+  /** The most bytes of one answer that are read (default 64 MiB); a larger answer is a ConfigurationError. */
+  maxResponseBytes?: number;
   /** Members read per group at most (default 5,000); a larger group is named as a group principal. */
   maxGroupMembers?: number;
   /** A page whose text is larger than this is a `failure` event (default 8 MiB). */
   maxDocumentBytes?: number;
+  /** Pages one listing may take (default 10,000); a longer one stops with a ConfigurationError. */
+  maxPages?: number;
   /** The time Retry-After in seconds counts from. */
   now?: () => Date;
 }
@@ -84,24 +93,30 @@ const isUnrestricted = (p: PermissionCapture) => p.status === 'captured' && p.ac
 export class ConfluenceProvider implements ConnectorProvider {
   readonly description = CONFLUENCE_PROVIDER;
   private readonly allowPrivate: boolean;
+  private readonly lookup: LookupFn | undefined;
   private readonly pageSize: number;
   private readonly listPageSize: number;
   private readonly overlapMs: number;
   private readonly retryDelaysMs: readonly number[];
   private readonly requestTimeoutMs: number;
+  private readonly maxResponseBytes: number;
   private readonly maxGroupMembers: number;
   private readonly maxDocumentBytes: number;
+  private readonly maxPages: number;
   private readonly now: () => Date;
 
   constructor(options: ConfluenceProviderOptions = {}) {
     this.allowPrivate = options.allowPrivateNetworks ?? false;
+    this.lookup = options.lookup;
     this.pageSize = options.pageSize ?? 50;
     this.listPageSize = options.listPageSize ?? 250;
-    this.overlapMs = options.overlapMs ?? 120_000;
+    this.overlapMs = options.overlapMs ?? 300_000;
     this.retryDelaysMs = options.retryDelaysMs ?? [500, 2000];
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
     this.maxGroupMembers = options.maxGroupMembers ?? 5000;
     this.maxDocumentBytes = options.maxDocumentBytes ?? 8 * 1024 * 1024;
+    this.maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
     this.now = options.now ?? (() => new Date());
   }
 
@@ -124,11 +139,20 @@ export class ConfluenceProvider implements ConnectorProvider {
     return this.within(ctx, undefined, async (s) => {
       const resolver = this.resolver(s);
       const found: DiscoveredResource[] = [];
+      const guard = new PageGuard('the spaces the account can see', s.target.site, this.maxPages, '0');
+      const listed = new Set<string>();
       for (let start = 0; ; ) {
         ctx.signal?.throwIfAborted();
         const page = await s.client.space.getSpaces({ start, limit: this.listPageSize, expand: ['permissions'] });
+        // a page that adds no space: the listing did not move on
+        if (page.results.length > 0 && page.results.every((space) => listed.has(space.key))) throw guard.stalled();
+        for (const space of page.results) listed.add(space.key);
         for (const space of page.results) {
           const level = spaceReadLevel(space);
+          if (namesNoReader(level)) {
+            found.push({ resourceId: space.key, resourceType: 'space', name: space.name, details: { key: space.key, type: space.type, status: space.status, permission_capture: 'unreadable', readers: null, unresolved_readers: 0 } });
+            continue;
+          }
           const readers = await resolver.spaceReaders(level);
           const capture = level.anonymous ? 'public' : readers.acl === null ? 'too_many_readers' : readers.unresolved > 0 ? 'resource_rule' : 'captured';
           found.push({
@@ -138,8 +162,9 @@ export class ConfluenceProvider implements ConnectorProvider {
             details: { key: space.key, type: space.type, status: space.status, permission_capture: capture, readers: readers.acl?.length ?? null, unresolved_readers: readers.unresolved },
           });
         }
-        if (!page._links?.next || page.results.length === 0) return found;
+        if (!page._links?.next) return found;
         start += page.results.length;
+        guard.advance(String(start));
       }
     });
   }
@@ -147,12 +172,18 @@ export class ConfluenceProvider implements ConnectorProvider {
   /**
    * The space's read permission (rule 11): `__public__` with anonymous access, else its readers' emails with groups
    * expanded (group principals past 1,000). When some readers' emails are hidden the capture says nothing
-   * (`acl: null`), so the resource's own rule governs; discovery reports how many are unresolved.
+   * (`acl: null`), so the resource's own rule governs; discovery reports how many are unresolved. A permission
+   * listing that names no reader at all is a ScopeError: the capture fails, which never widens access.
    */
   async capturePermissions(ctx: ProviderContext, resource: ResourceConfig): Promise<ResourcePermission> {
     const key = spaceKeyOf(resource);
     return this.within(ctx, key, async (s) => {
       const level = spaceReadLevel(await this.space(s, key));
+      if (namesNoReader(level)) {
+        throw new ScopeError(
+          `Confluence at ${s.target.site} listed no read permission for space ${key}: the account ${s.target.email} may not see the space's permissions, or Confluence returned none. Its readers are not captured and its pages keep the last captured verdict (none: closed to every caller). Let the account see the space's permissions (space admin), or turn permission capture off and set the resource's acl.`,
+        );
+      }
       const readers = await this.resolver(s).spaceReaders(level);
       if (readers.acl === null) {
         throw new ConfigurationError(`Space ${key} is readable by more than 1,000 users and groups listed one by one, more than a document's access list may hold; set the resource's acl instead.`);
@@ -195,7 +226,10 @@ export class ConfluenceProvider implements ConnectorProvider {
       }
 
       let since = position.since;
-      const cql = `space = "${key}" and type = page${since ? ` and lastmodified >= "${cqlSince(since, this.overlapMs)}"` : ''} order by lastmodified asc`;
+      // CQL reads dates in the account's time zone, which its owner may change at any time: read it for each crawl.
+      const bound = since === null ? '' : ` and lastmodified >= "${cqlSince(since, this.overlapMs, await this.timeZone(s))}"`;
+      const cql = `space = "${key}" and type = page${bound} order by lastmodified asc`;
+      const guard = new PageGuard(`the crawl of space ${key}`, s.target.site, this.maxPages, '');
       for (let next: string | undefined; ; ) {
         ctx.signal?.throwIfAborted();
         const page = await s.client.content.searchContentByCQL({ cql, limit: pageSize, cursor: next, expand: PAGE_EXPAND });
@@ -212,12 +246,9 @@ export class ConfluenceProvider implements ConnectorProvider {
           const when = content.version?.when;
           if (when && (since === null || Date.parse(when) > Date.parse(since))) since = new Date(when).toISOString();
         }
-        next = nextCursor(page, s.target.wikiUrl);
-        if (next === undefined || page.results.length === 0) {
-          yield { kind: 'checkpoint', cursor: encodeCursor(key, { since, restricted }) };
-          return;
-        }
         yield { kind: 'checkpoint', cursor: encodeCursor(key, { since, restricted }) };
+        next = nextCursor(page, s.target.wikiUrl, guard);
+        if (next === undefined) return;
       }
     });
   }
@@ -226,7 +257,7 @@ export class ConfluenceProvider implements ConnectorProvider {
   async *listExistingIds(ctx: ProviderContext, resource: ResourceConfig): AsyncIterable<ExistingDocument> {
     const key = spaceKeyOf(resource);
     yield* this.iterate(ctx, key, async function* (this: ConfluenceProvider, s: Session) {
-      for await (const content of this.searchAll(s, ctx, `space = "${key}" and type = page order by lastmodified asc`, ['version'])) {
+      for await (const content of this.searchAll(s, ctx, `the listing of space ${key}`, `space = "${key}" and type = page order by lastmodified asc`, ['version'])) {
         if (content.type === 'page') yield { id: content.id, contentHash: pageHash(content.id, content.version?.number ?? 0) };
       }
     });
@@ -277,7 +308,7 @@ export class ConfluenceProvider implements ConnectorProvider {
   private async sweep(s: Session, key: string, ctx: ProviderContext): Promise<Map<string, PageNode>> {
     const tree = new Map<string, PageNode>();
     const expand = ['ancestors', 'restrictions.read.restrictions.user', 'restrictions.read.restrictions.group'];
-    for await (const content of this.searchAll(s, ctx, `space = "${key}" and type = page order by lastmodified asc`, expand)) {
+    for await (const content of this.searchAll(s, ctx, `the restriction sweep of space ${key}`, `space = "${key}" and type = page order by lastmodified asc`, expand)) {
       if (content.type !== 'page') continue;
       tree.set(content.id, { id: content.id, ancestors: (content.ancestors ?? []).map((a) => a.id), restriction: await this.restrictionOf(s, content) });
     }
@@ -286,13 +317,14 @@ export class ConfluenceProvider implements ConnectorProvider {
     return tree;
   }
 
-  private async *searchAll(s: Session, ctx: ProviderContext, cql: string, expand: string[]): AsyncIterable<Models.Content> {
+  private async *searchAll(s: Session, ctx: ProviderContext, what: string, cql: string, expand: string[]): AsyncIterable<Models.Content> {
+    const guard = new PageGuard(what, s.target.site, this.maxPages, '');
     for (let next: string | undefined; ; ) {
       ctx.signal?.throwIfAborted();
       const page = await s.client.content.searchContentByCQL({ cql, limit: this.listPageSize, cursor: next, expand });
       yield* page.results;
-      next = nextCursor(page, s.target.wikiUrl);
-      if (next === undefined || page.results.length === 0) return;
+      next = nextCursor(page, s.target.wikiUrl, guard);
+      if (next === undefined) return;
     }
   }
 
@@ -310,6 +342,7 @@ export class ConfluenceProvider implements ConnectorProvider {
   private async fetchRestriction(s: Session, id: string): Promise<ReaderLevel | null> {
     const users = new Map<string, Models.User>();
     const groups = new Set<string>();
+    const guard = new PageGuard(`the read restriction of page ${id}`, s.target.site, this.maxPages, '0');
     for (let start = 0; ; ) {
       let r: Models.ContentRestriction;
       try {
@@ -323,8 +356,11 @@ export class ConfluenceProvider implements ConnectorProvider {
       for (const u of r.restrictions?.user?.results ?? []) users.set(u.accountId, u);
       for (const g of r.restrictions?.group?.results ?? []) groups.add(g.id);
       const longest = Math.max(r.restrictions?.user?.results.length ?? 0, r.restrictions?.group?.results.length ?? 0);
-      if (longest < GROUP_PAGE || users.size + groups.size === before) break;
+      if (longest < GROUP_PAGE) break;
+      // a full page that adds nobody: the listing did not move on
+      if (users.size + groups.size === before) throw guard.stalled();
       start += GROUP_PAGE;
+      guard.advance(String(start));
     }
     return users.size === 0 && groups.size === 0 ? null : { anonymous: false, users: [...users.values()], groupIds: [...groups] };
   }
@@ -349,7 +385,11 @@ export class ConfluenceProvider implements ConnectorProvider {
         const chain = (await Promise.all([...node.ancestors.map(restrictionOfAncestor), Promise.resolve(node.restriction)])).filter((l): l is ReaderLevel => l !== null);
         if (chain.length === 0) return NO_RESTRICTION;
         space ??= this.space(s, key).then(spaceReadLevel);
-        return pagePermission(await resolver.pageReaders(await space, chain));
+        const spaceLevel = await space;
+        // The space's readers are unknown (its permission listing named none): the page is closed, never opened to
+        // whoever its restrictions name.
+        if (namesNoReader(spaceLevel)) return { status: 'failed' };
+        return pagePermission(await resolver.pageReaders(spaceLevel, chain));
       },
     };
   }
@@ -360,9 +400,10 @@ export class ConfluenceProvider implements ConnectorProvider {
 
   /** A group's members, 200 a request, up to `maxGroupMembers`. A group that no longer exists has none. */
   private async groupMembers(s: Session, groupId: string): Promise<GroupMembers> {
-    const members: Models.User[] = [];
+    const members = new Map<string, Models.User>();
+    const guard = new PageGuard(`the members of group ${groupId}`, s.target.site, this.maxPages, '0');
     for (let start = 0; ; ) {
-      if (members.length >= this.maxGroupMembers) return { members, complete: false };
+      if (members.size >= this.maxGroupMembers) return { members: [...members.values()], complete: false };
       let page: Models.UserArray;
       try {
         page = await s.client.group.getGroupMembersByGroupId({ groupId, start, limit: GROUP_PAGE });
@@ -370,10 +411,20 @@ export class ConfluenceProvider implements ConnectorProvider {
         if (err instanceof ConfluenceHttpError && err.status === 404) return { members: [], complete: true };
         throw err;
       }
-      members.push(...page.results);
-      if (page.results.length === 0 || page.results.length < page.limit) return { members, complete: true };
+      const before = members.size;
+      for (const m of page.results) members.set(m.accountId, m);
+      if (page.results.length === 0 || page.results.length < page.limit) return { members: [...members.values()], complete: true };
+      // a full page that adds nobody: the listing did not move on
+      if (members.size === before) throw guard.stalled();
       start += page.results.length;
+      guard.advance(String(start));
     }
+  }
+
+  /** The time zone of the connector's account (an IANA name), which Confluence reads CQL dates in. */
+  private async timeZone(s: Session): Promise<string | undefined> {
+    const user: Models.User & { timeZone?: unknown } = await s.client.users.getCurrentUser();
+    return typeof user.timeZone === 'string' && user.timeZone !== '' ? user.timeZone : undefined;
   }
 
   private space(s: Session, key: string): Promise<Models.Space> {
@@ -381,13 +432,14 @@ export class ConfluenceProvider implements ConnectorProvider {
   }
 
   private async open(ctx: ProviderContext): Promise<Session> {
-    const target = targetFromCredentials(ctx.credentials, this.allowPrivate);
-    if (!this.allowPrivate) await refusePrivateTarget(target);
+    const target = await targetFromCredentials(ctx.credentials, { allowPrivateNetworks: this.allowPrivate, ...(this.lookup ? { lookup: this.lookup } : {}) });
     const transport = new ConfluenceTransport({
       site: target.site,
       publicOnly: !this.allowPrivate,
+      ...(this.lookup ? { lookup: this.lookup } : {}),
       retryDelaysMs: this.retryDelaysMs,
       requestTimeoutMs: this.requestTimeoutMs,
+      maxResponseBytes: this.maxResponseBytes,
       now: this.now,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
@@ -396,7 +448,7 @@ export class ConfluenceProvider implements ConnectorProvider {
         host: target.wikiUrl,
         apiPrefix: '/rest/',
         authentication: { basic: { email: target.email, apiToken: target.apiToken } },
-        baseRequestConfig: { adapter: transport.adapter, maxRedirects: 0 },
+        baseRequestConfig: { adapter: transport.adapter },
       });
       return { target, client, transport };
     } catch (err) {
@@ -443,9 +495,14 @@ function pageSizeOf(resource: ResourceConfig, fallback: number): number {
   return value;
 }
 
-/** The cursor of the next page of a CQL search, from the relative URL in `_links.next`. */
-function nextCursor(page: Models.ContentArray, wikiUrl: string): string | undefined {
+/**
+ * The cursor of the next page of a CQL search, from the relative URL in `_links.next`; undefined at the end. A next
+ * link without a cursor, or with one already read, does not move on (`guard`).
+ */
+function nextCursor(page: Models.ContentArray, wikiUrl: string, guard: PageGuard): string | undefined {
   const next = page._links?.next;
   if (typeof next !== 'string' || next === '') return undefined;
-  return new URL(next, `${wikiUrl}/`).searchParams.get('cursor') ?? undefined;
+  const cursor = new URL(next, `${wikiUrl}/`).searchParams.get('cursor') ?? '';
+  guard.advance(cursor);
+  return cursor;
 }
