@@ -169,7 +169,7 @@ async function confluence(docs: number): Promise<SeededSource> {
     minimum: {
       calls: 1 + ceilDiv(docs, 250),
       how: `the space's permissions (one call), and the space's pages with their versions and read restrictions at 250 a page (${ceilDiv(docs, 250)} pages, the fake's and the content API's cap): Confluence lists no deleted page, so only a full listing shows deletions, and the versions show edits`,
-      beyond: 'two full listings of the space per sync: the crawl\'s restriction sweep (every page\'s ancestors and read restriction, 250 a page, to find permission-only changes) and the engine\'s listing (ids and versions, 250 a page); plus the crawl\'s query for pages modified since the last sync less an overlap (one page; pages in the overlap come back unchanged)',
+      beyond: '`user/current` (the account\'s time zone, in which Confluence reads the dates of the crawl\'s CQL) and the crawl\'s query for pages modified since the last sync less an overlap (one page; pages in the overlap come back unchanged); the engine\'s listing is also the restriction sweep, so the space is listed once',
     },
     seeded: `one space (BENCH) anonymous visitors may read, ${docs} pages at its root with a one-paragraph body and no restrictions, modified a minute apart in 2024; default options`,
     stop: () => fake.stop(),

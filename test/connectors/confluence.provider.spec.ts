@@ -183,8 +183,8 @@ describe('Confluence provider', () => {
       expect(fake.switches.requests.map(path)).toEqual([
         '/wiki/rest/api/space/ENG?expand=permissions',
         '/wiki/rest/api/group/grp-eng/membersByGroupId?start=0&limit=200',
-        '/wiki/rest/api/content/search?cql=space = "ENG" and type = page order by lastmodified asc&limit=250&expand=version',
-        '/wiki/rest/api/content/search?cql=space = "ENG" and type = page order by lastmodified asc&limit=250&expand=ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group',
+        // the listing, which is also the sync's restriction sweep: the space is read once
+        '/wiki/rest/api/content/search?cql=space = "ENG" and type = page order by lastmodified asc&limit=250&expand=version,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group',
         '/wiki/rest/api/user/current',
         '/wiki/rest/api/content/search?cql=space = "ENG" and type = page and lastmodified >= "2024-05-06 10:02" order by lastmodified asc&limit=2&expand=version,ancestors,body.storage,restrictions.read.restrictions.user,restrictions.read.restrictions.group',
         '/wiki/rest/api/content/search?cql=space = "ENG" and type = page and lastmodified >= "2024-05-06 10:02" order by lastmodified asc&cursor=Mg&limit=2&expand=version,ancestors,body.storage,restrictions.read.restrictions.user,restrictions.read.restrictions.group',
@@ -227,10 +227,10 @@ describe('Confluence provider', () => {
     });
 
     it('an edit during the crawl: the page the pagination steps over is found by the listing taken before it', async () => {
-      // The listing and the sweep answer, then the crawl's first page. Offset pages over a last-modified order:
-      // editing the first page after that answer moves it to the end, and the second answer skips the page that was
-      // third.
-      fake.switches.afterRequests(3, () => fake.editPage(ids.home, '<p>Edited mid-crawl.</p>'));
+      // The listing answers (the sync's restriction sweep comes from it), then the crawl's first page. Offset pages
+      // over a last-modified order: editing the first page after that answer moves it to the end, and the second
+      // answer skips the page that was third.
+      fake.switches.afterRequests(2, () => fake.editPage(ids.home, '<p>Edited mid-crawl.</p>'));
       const listing = await collect(provider.listExistingIds(ctx, SPACE));
       const events = await collect(provider.sync(ctx, SPACE, null));
       const crawled = upserts(events);
@@ -291,6 +291,13 @@ describe('Confluence provider', () => {
         [ids.onboarding]: undefined,
         [ids.glossary]: undefined,
       });
+    });
+
+    it('a sync takes the sweep from the listing once: a later sync with the same context and no listing reads the restrictions again', async () => {
+      const first = await engineSync(null);
+      fake.restrictRead(ids.runbooks, ['acc-ada'], []);
+      const second = await collect(provider.sync(ctx, SPACE, first.cursor));
+      expect(second.filter((e) => e.kind === 'permission').map((e) => (e.kind === 'permission' ? e.id : ''))).toEqual([ids.runbooks, ids.restart]);
     });
 
     it('a restriction-only change is a permission event on the next sync for the page and its descendants, with no content re-read', async () => {

@@ -82,6 +82,8 @@ interface PageNode {
 }
 
 const GROUP_PAGE = 200;
+/** What the restriction sweep expands on each page of its search: ancestors and read restrictions, no body. */
+const SWEEP_EXPAND = ['ancestors', 'restrictions.read.restrictions.user', 'restrictions.read.restrictions.group'];
 const NO_RESTRICTION: PermissionCapture = { status: 'captured', acl: null };
 const isUnrestricted = (p: PermissionCapture) => p.status === 'captured' && p.acl === null;
 
@@ -104,6 +106,13 @@ export class ConfluenceProvider implements ConnectorProvider {
   private readonly maxDocumentBytes: number;
   private readonly maxPages: number;
   private readonly now: () => Date;
+  /**
+   * The restriction sweep a complete listing took, by the context it was called with and the space. The engine lists
+   * a resource and then syncs it with one context, so the sync takes the sweep from the listing and the space is read
+   * once per sync rather than twice. A sync takes it once (a later call with the same context sweeps again), and a
+   * context that is dropped takes its entry with it.
+   */
+  private readonly listedSweeps = new WeakMap<ProviderContext, Map<string, Map<string, PageNode>>>();
 
   constructor(options: ConfluenceProviderOptions = {}) {
     this.allowPrivate = options.allowPrivateNetworks ?? false;
@@ -253,12 +262,25 @@ export class ConfluenceProvider implements ConnectorProvider {
     });
   }
 
-  /** Every page of the space with the hash of its current version: one CQL search with versions, no bodies. */
+  /**
+   * Every page of the space with the hash of its current version: one CQL search with versions, ancestors and read
+   * restrictions, no bodies. The ancestors and restrictions make the restriction sweep of the sync that follows with
+   * the same context (`listedSweeps`).
+   */
   async *listExistingIds(ctx: ProviderContext, resource: ResourceConfig): AsyncIterable<ExistingDocument> {
     const key = spaceKeyOf(resource);
     yield* this.iterate(ctx, key, async function* (this: ConfluenceProvider, s: Session) {
-      for await (const content of this.searchAll(s, ctx, `the listing of space ${key}`, `space = "${key}" and type = page order by lastmodified asc`, ['version'])) {
-        if (content.type === 'page') yield { id: content.id, contentHash: pageHash(content.id, content.version?.number ?? 0) };
+      const tree = new Map<string, PageNode>();
+      for await (const content of this.searchAll(s, ctx, `the listing of space ${key}`, `space = "${key}" and type = page order by lastmodified asc`, ['version', ...SWEEP_EXPAND])) {
+        if (content.type !== 'page') continue;
+        tree.set(content.id, await this.pageNode(s, content));
+        yield { id: content.id, contentHash: pageHash(content.id, content.version?.number ?? 0) };
+      }
+      // An empty listing is kept from the sync: its sweep asks whether the space still exists.
+      if (tree.size > 0) {
+        const bySpace = this.listedSweeps.get(ctx) ?? new Map<string, Map<string, PageNode>>();
+        bySpace.set(key, tree);
+        this.listedSweeps.set(ctx, bySpace);
       }
     });
   }
@@ -304,17 +326,27 @@ export class ConfluenceProvider implements ConnectorProvider {
     return { kind: 'upsert', doc };
   }
 
-  /** Every page's ancestors and read restriction, in pages of `listPageSize`, without bodies. */
+  /**
+   * Every page's ancestors and read restriction, in pages of `listPageSize`, without bodies; taken from the listing
+   * when one was just made with the same context.
+   */
   private async sweep(s: Session, key: string, ctx: ProviderContext): Promise<Map<string, PageNode>> {
+    const listed = this.listedSweeps.get(ctx)?.get(key);
+    if (listed) {
+      this.listedSweeps.get(ctx)!.delete(key);
+      return listed;
+    }
     const tree = new Map<string, PageNode>();
-    const expand = ['ancestors', 'restrictions.read.restrictions.user', 'restrictions.read.restrictions.group'];
-    for await (const content of this.searchAll(s, ctx, `the restriction sweep of space ${key}`, `space = "${key}" and type = page order by lastmodified asc`, expand)) {
-      if (content.type !== 'page') continue;
-      tree.set(content.id, { id: content.id, ancestors: (content.ancestors ?? []).map((a) => a.id), restriction: await this.restrictionOf(s, content) });
+    for await (const content of this.searchAll(s, ctx, `the restriction sweep of space ${key}`, `space = "${key}" and type = page order by lastmodified asc`, SWEEP_EXPAND)) {
+      if (content.type === 'page') tree.set(content.id, await this.pageNode(s, content));
     }
     // A space with no page may be a space that is gone: a missing space is a ResourceGoneError, not an empty one.
     if (tree.size === 0) await this.space(s, key);
     return tree;
+  }
+
+  private async pageNode(s: Session, content: Models.Content): Promise<PageNode> {
+    return { id: content.id, ancestors: (content.ancestors ?? []).map((a) => a.id), restriction: await this.restrictionOf(s, content) };
   }
 
   private async *searchAll(s: Session, ctx: ProviderContext, what: string, cql: string, expand: string[]): AsyncIterable<Models.Content> {
