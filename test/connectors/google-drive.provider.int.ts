@@ -198,8 +198,8 @@ describe('google drive provider against the drive fake', () => {
       const events = await drain(provider.sync(ctx, driveResource, cursor));
       expect(events.filter((e) => e.kind !== 'checkpoint')).toEqual([
         { kind: 'upsert', doc: expect.objectContaining({ id: 'budget' }) },
-        // plan's readers are now the drive's members: it has no permission of its own, the drive's verdict decides
-        { kind: 'permission', id: 'plan', permission: { status: 'captured', acl: null } },
+        // plan's readers are now the drive's members: it carries them as its own permission
+        { kind: 'permission', id: 'plan', permission: { status: 'captured', acl: ['user_email:org@example.test'] } },
       ]);
       expect(textOf(upserts(events)[0])).toBe('item,cost\nheron hide,12');
       expect(paths(fake, from)).toEqual(['GET /drive/v3/changes', 'GET /drive/v3/files/budget', 'GET /drive/v3/files/budget/permissions', 'GET /drive/v3/files/plan/permissions']);
@@ -257,10 +257,10 @@ describe('google drive provider against the drive fake', () => {
       fake.addFile({ id: 'c', name: 'c.txt', parents: ['elsewhere'] }, 'C');
       const provider = make();
       const first = await drain(provider.sync(ctx, folderResource('proj'), null));
-      // Both have the folder's readers only: no permission of their own.
+      // Both have the folder's readers only, and carry them as their own permission.
       expect(upserts(first).map((d) => [d.id, d.permission])).toEqual([
-        ['a', undefined],
-        ['b', undefined],
+        ['a', { status: 'captured', acl: ['user_email:ada@example.test'] }],
+        ['b', { status: 'captured', acl: ['user_email:ada@example.test'] }],
       ]);
       fake.advanceClock(HOUR);
       fake.moveFile('b', 'elsewhere');
@@ -286,7 +286,7 @@ describe('google drive provider against the drive fake', () => {
       fake.share('proj', { id: 'perm-grace', type: 'user', role: 'reader', emailAddress: 'grace@example.test' });
       expect((await drain(provider.sync(ctx, folderResource('proj'), cursor))).filter((e) => e.kind !== 'checkpoint')).toEqual([
         { kind: 'permission', id: 'e', permission: { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test', 'user_email:grace@example.test'] } },
-        { kind: 'permission', id: 'd', permission: { status: 'captured', acl: null } },
+        { kind: 'permission', id: 'd', permission: { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:grace@example.test'] } },
       ]);
       await expect(provider.capturePermissions(ctx, folderResource('proj'))).resolves.toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:grace@example.test'] });
     });
@@ -444,12 +444,17 @@ describe('google drive provider against the drive fake', () => {
           };
           for (const doc of docs) {
             const inForce = [...fileGrants[Number(doc.id.split('-f')[1])], ...folderGrants];
-            const access = effectiveAccess({ document: doc.permission ?? { status: 'captured', acl: null }, resource: verdict, apiRule });
+            expect(doc.permission).toBeDefined();
+            const access = effectiveAccess({ document: doc.permission!, resource: verdict, apiRule });
+            // Without the resource's verdict (its capture turned off or not yet read) the file's own permission still holds.
+            const alone = effectiveAccess({ document: doc.permission!, resource: { status: 'off' }, apiRule: undefined });
             for (const caller of callers) {
-              const retrieves = isVisible(access.acl, callerPrincipals([caller.email, ...caller.groups.map((g) => `group:google:${g}`)]));
+              const principals = callerPrincipals([caller.email, ...caller.groups.map((g) => `group:google:${g}`)]);
+              const retrieves = isVisible(access.acl, principals);
               expect([doc.id, caller.email, retrieves]).toEqual([doc.id, caller.email, expected(inForce, caller)]);
               // Never more than Drive allows, unless the operator's API rule says so.
               if (apiRule === undefined && retrieves) expect(finds(inForce, caller)).toBe(true);
+              expect([doc.id, caller.email, isVisible(alone.acl, principals)]).toEqual([doc.id, caller.email, audience(inForce).public || (audience(inForce).hidden === 0 && finds(inForce, caller))]);
             }
           }
         },
@@ -564,9 +569,9 @@ describe('google drive connector through HTTP: who retrieves what as grants chan
     expect(fake.switches.requests.slice(from).filter((r) => r.includes('/files/by-user?alt=media'))).toEqual([]);
     expect((await itemEvents('ItemIngested')).length).toBe(ingested);
     const [after] = await t.ds.query(`SELECT content_version, content_sha256, provider_permission FROM rm_items WHERE connector_id = $1 AND external_id = 'by-user'`, [connectorId]);
-    // Its readers are now the drive's members: it has no permission of its own, and the drive's verdict decides.
-    expect(after).toMatchObject({ ...before, provider_permission: { status: 'captured', acl: null } });
-    expect((await itemEvents('ProviderPermissionChanged')).map((e) => (e.data as { permission?: unknown }).permission)).toEqual([{ status: 'captured', acl: null }]);
+    // Its readers are now the drive's members, which it carries as its own permission.
+    expect(after).toMatchObject({ ...before, provider_permission: { status: 'captured', acl: ['user_email:org@example.test'] } });
+    expect((await itemEvents('ProviderPermissionChanged')).map((e) => (e.data as { permission?: unknown }).permission)).toEqual([{ status: 'captured', acl: ['user_email:org@example.test'] }]);
   });
 
   it('a file shared with someone new reaches them on the next sync, not before', async () => {

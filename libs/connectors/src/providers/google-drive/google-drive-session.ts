@@ -106,12 +106,12 @@ export class DriveSession {
   }
 
   /**
-   * A file's per-document permission, against the readers of its resource (see filePermission). Drive returns
+   * A file's per-document permission: its readers in force (see filePermission). Drive returns
    * `permissions` with a file only outside shared drives and only to an account that may share it; otherwise they are
    * listed. When even the listing is refused (the account may read the file but not its sharing), the capture failed:
    * the file is closed rather than shown more widely.
    */
-  async permissionOf(file: DriveFile, resource: GrantMapping): Promise<PermissionCapture | undefined> {
+  async permissionOf(file: DriveFile, resource: GrantMapping): Promise<PermissionCapture> {
     if (!file.driveId && file.permissions) return filePermission(file.permissions, file.id!, resource);
     try {
       return filePermission(await this.grants(file.id!), file.id!, resource);

@@ -6,7 +6,6 @@ import type {
   ConnectorProvider,
   DiscoveredResource,
   ExistingDocument,
-  PermissionCapture,
   ProviderContext,
   ProviderDescription,
   ResourceConfig,
@@ -102,9 +101,6 @@ const contentTime = (file: DriveFile) => Math.max(Date.parse(file.modifiedTime ?
 
 /** The changes feed read: a shared drive's (its items only), or the account's own without other drives' items. */
 const feedScope = (driveId: string | null) => (driveId ? { driveId, includeItemsFromAllDrives: true } : { includeItemsFromAllDrives: false });
-
-/** "Nothing of its own" (the resource's verdict decides) as a `permission` event, which needs a capture. */
-const SAYS_NOTHING: PermissionCapture = { status: 'captured', acl: null };
 
 /**
  * The Google Drive provider (docs/providers/google_drive.md): shared drives and folders as resources, the files in
@@ -287,7 +283,7 @@ async function walkPage(session: DriveSession, position: WalkPosition, driveId: 
  * them behind the mass-deletion guard.
  */
 class Crawl {
-  /** the resource's readers, against which a file's own permission is told (the cursor's, or read for the call) */
+  /** the resource's readers, against which a file public as its resource is told (the cursor's, or read for the call) */
   readers: GrantMapping = { acl: null, unresolved: 0 };
 
   constructor(
@@ -424,7 +420,7 @@ class Crawl {
     }
     if (!isDocument(file) || !this.inScope(file, cursor)) return;
     if (contentTime(file) > cursor.contentSince) yield* this.read(file);
-    else yield { kind: 'permission', id, permission: (await this.session.permissionOf(file, this.readers)) ?? SAYS_NOTHING };
+    else yield { kind: 'permission', id, permission: await this.session.permissionOf(file, this.readers) };
   }
 
   /** The resource's readers changed: read them again, for the files' permissions captured after. */
@@ -456,7 +452,7 @@ class Crawl {
   private async *recapture(folderId: string, cursor: DriveCursor): AsyncGenerator<SyncEvent> {
     const { session, readers } = this;
     yield* this.walkUnder(folderId, cursor, async function* (file) {
-      yield { kind: 'permission', id: file.id!, permission: (await session.permissionOf(file, readers)) ?? SAYS_NOTHING };
+      yield { kind: 'permission', id: file.id!, permission: await session.permissionOf(file, readers) };
     });
   }
 
