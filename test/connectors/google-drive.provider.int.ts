@@ -187,6 +187,25 @@ describe('google drive provider against the drive fake', () => {
       expect(paths(fake, from)).toEqual([`GET /drive/v3/files/${DRIVE}/permissions`, 'GET /drive/v3/files', 'GET /drive/v3/changes']);
     });
 
+    it('a cursor of an earlier version, or one that cannot be read, starts over: the feed position is taken before the listing, every file is read with its permission', async () => {
+      seedDrive(fake);
+      const provider = make();
+      const saved = JSON.parse(lastCursor(await drain(provider.sync(ctx, driveResource, null)))) as Record<string, unknown>;
+      expect(saved.v).toBe(2);
+      const unreadable = [JSON.stringify({ ...saved, v: 1 }), 'not json', 'null', JSON.stringify({ ...saved, walk: { kind: 'tree', pending: [], batch: [], pageToken: null } }), JSON.stringify({ ...saved, pageToken: 7 })];
+      for (const cursor of unreadable) {
+        const from = fake.switches.requests.length;
+        const { events, error } = await syncUntilError(provider, ctx, driveResource, cursor);
+        expect([cursor, error]).toEqual([cursor, undefined]);
+        expect(paths(fake, from).slice(0, 4)).toEqual([`GET /drive/v3/drives/${DRIVE}`, `GET /drive/v3/files/${DRIVE}/permissions`, 'GET /drive/v3/changes/startPageToken', 'GET /drive/v3/files']);
+        expect(upserts(events).map((d) => [d.id, d.permission])).toEqual([
+          ['budget', { status: 'captured', acl: ['domain:example.test', 'user_email:org@example.test'] }],
+          ['plan', { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:org@example.test'] }],
+        ]);
+        expect(JSON.parse(lastCursor(events)).v).toBe(2);
+      }
+    });
+
     it('the changes feed: an edit is read again; a permission-only change is a permission event, with no download or export', async () => {
       seedDrive(fake);
       const provider = make();

@@ -14,7 +14,7 @@ import type {
   SyncEvent,
 } from '../../provider.port';
 import { checkTokenUri, driveClient, GOOGLE_API_URL, readCredentials } from './google-drive-auth';
-import { decodeCursor, encodeCursor, type DriveCursor, type FolderEntry, type WalkPosition } from './google-drive-cursor';
+import { CURSOR_VERSION, decodeCursor, encodeCursor, type DriveCursor, type FolderEntry, type WalkPosition } from './google-drive-cursor';
 import { contentHash, documentOf, FILE_FIELDS, FOLDER_MIME, isDocument, isFolder, LISTED_FIELDS, parentOf, type DriveFile } from './google-drive-documents';
 import { captureOf, type GrantMapping } from './google-drive-permissions';
 import { DriveSession } from './google-drive-session';
@@ -348,7 +348,7 @@ class Crawl {
     const readers = await this.session.readers(this.scope.id);
     const { data: pageToken, serverTime } = await this.session.startPageToken(feedDriveId);
     return {
-      v: 1,
+      v: CURSOR_VERSION,
       scope: scopeKey(this.scope),
       feedDriveId,
       pageToken,
