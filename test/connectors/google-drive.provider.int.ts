@@ -332,6 +332,37 @@ describe('google drive provider against the drive fake', () => {
       expect(upserts(events).map((d) => d.id)).toEqual(['plan']);
       expect(fake.switches.requests.filter((r) => r.includes('/files/budget?alt=media'))).toEqual([]);
     });
+    it('bytes are counted as they stream: a download or an export past the limit fails at the limit, without waiting for the rest', async () => {
+      seedDrive(fake);
+      const big = `item,cost\n${'heron hide,10\n'.repeat(20)}`;
+      fake.editFile('budget', big);
+      fake.misreportSize('budget', 10);
+      fake.stallDownload('budget');
+      fake.editFile('plan', `# Plan\n\n${'Ship the kestrel survey. '.repeat(20)}`);
+      fake.stallDownload('plan');
+      fake.addFile({ id: 'notes', name: 'Notes', mimeType: DOC_MIME, parents: [DRIVE], driveId: DRIVE }, 'short notes');
+      const events = await drain(make({ maxDocumentBytes: 100 }).sync(ctx, driveResource, null));
+      const failures = events.flatMap((e) => (e.kind === 'failure' ? [[e.id, e.error instanceof DocumentError, e.error.message]] : []));
+      expect(failures).toEqual([
+        ['budget', true, expect.stringContaining('more than the 100 a document may have')],
+        ['plan', true, expect.stringContaining('more than the 100 a document may have')],
+      ]);
+      expect(upserts(events).map((d) => d.id)).toEqual(['notes']);
+    }, 15_000);
+
+    it('a download or export that does not finish within the deadline fails that file; the rest of the drive syncs', async () => {
+      seedDrive(fake);
+      fake.stallDownload('budget');
+      fake.stallDownload('plan');
+      fake.addFile({ id: 'notes', name: 'Notes.txt', parents: [DRIVE], driveId: DRIVE }, 'short notes');
+      const events = await drain(make({ downloadTimeoutMs: 300 }).sync(ctx, driveResource, null));
+      const failures = events.flatMap((e) => (e.kind === 'failure' ? [[e.id, e.error instanceof DocumentError, e.error.message]] : []));
+      expect(failures).toEqual([
+        ['budget', true, 'Budget.csv (budget) did not arrive within 300 ms; it is tried again at the next sync.'],
+        ['plan', true, 'Plan (plan) did not arrive within 300 ms; it is tried again at the next sync.'],
+      ]);
+      expect(upserts(events).map((d) => [d.id, textOf(d)])).toEqual([['notes', 'short notes']]);
+    }, 15_000);
   });
 
   describe('permission capture', () => {

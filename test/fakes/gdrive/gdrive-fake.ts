@@ -189,6 +189,10 @@ export class DriveFake {
   private position = 0;
   private clock = Date.parse('2024-03-01T09:00:00Z');
   private running: RunningFake | undefined;
+  /** Files whose download or export sends its bytes and then never ends. */
+  private readonly stalled = new Set<string>();
+  /** Drops every connection, those of answers left open included, so `stop` does not wait on them. */
+  private closeConnections: (() => void) | undefined;
 
   constructor(readonly token = 'ya29.fake-access-token') {
     this.validTokens = new Set([token]);
@@ -407,10 +411,22 @@ export class DriveFake {
     app.get('/drive/v3/changes/startPageToken', (req) => this.masked(req, { kind: 'drive#startPageToken', startPageToken: String(this.position + 1) } satisfies drive_v3.Schema$StartPageToken));
     app.get('/drive/v3/changes', (req) => this.listChanges(req));
     this.running = await listenOnLoopback(app);
+    this.closeConnections = () => app.server.closeAllConnections();
     return this.running;
   }
 
+  /** The file's download (or export) sends its bytes, then neither ends nor fails: a server that hangs mid-answer. */
+  stallDownload(fileId: string): void {
+    this.stalled.add(fileId);
+  }
+
+  /** The file's metadata gives this `size` whatever its bytes are: a file that grew after Drive measured it. */
+  misreportSize(fileId: string, size: number): void {
+    this.state(fileId).file.size = String(size);
+  }
+
   async stop(): Promise<void> {
+    this.closeConnections?.();
     await this.running?.close();
     this.running = undefined;
   }
@@ -514,7 +530,7 @@ export class DriveFake {
       if (state.file.mimeType! in EXPORTS || state.file.mimeType === FOLDER) {
         throw Object.assign(new Error('Only files with binary content can be downloaded. Use Export with Docs Editors files.'), { statusCode: 403, reason: 'fileNotDownloadable' });
       }
-      return reply.type(state.file.mimeType ?? 'application/octet-stream').send(state.content);
+      return this.sendBytes(req, reply, state, state.file.mimeType ?? 'application/octet-stream');
     }
     return this.masked(req, this.resource(state), 'id,name,mimeType,kind');
   }
@@ -527,7 +543,17 @@ export class DriveFake {
     if (!formats) throw Object.assign(new Error('Export only supports Docs Editors files.'), { statusCode: 403, reason: 'fileNotExportable' });
     if (!formats.includes(mimeType)) throw Object.assign(new Error(`The requested conversion is not supported: ${mimeType}`), { statusCode: 400, reason: 'badRequest' });
     if (Buffer.byteLength(state.content) > EXPORT_LIMIT_BYTES) throw Object.assign(new Error('This file is too large to be exported.'), { statusCode: 403, reason: 'exportSizeLimitExceeded' });
-    return reply.type(mimeType).send(state.content);
+    return this.sendBytes(req, reply, state, mimeType);
+  }
+
+  /** A file's bytes; for a stalled file, the bytes and then nothing, the answer left open (no Content-Length). */
+  private sendBytes(req: FastifyRequest, reply: FastifyReply, state: FileState, mimeType: string) {
+    if (!this.stalled.has(state.file.id!)) return reply.type(mimeType).send(state.content);
+    reply.hijack();
+    this.switches.answered(req.method, req.url);
+    reply.raw.writeHead(200, { 'content-type': mimeType, date: new Date(this.clock).toUTCString() });
+    reply.raw.write(state.content);
+    return reply;
   }
 
   /**

@@ -31,6 +31,8 @@ export interface GoogleDriveProviderOptions {
   pageSize?: number;
   /** A file larger than this is a `failure` event instead of a document (default 50 MiB, the upload limit of ingestion). */
   maxDocumentBytes?: number;
+  /** How long one file's download or export may take, bytes included; a slower one is a `failure` event (default 2 minutes). */
+  downloadTimeoutMs?: number;
   /** How far before the server's time of the last feed read a modification still counts as new content (default 5 minutes). */
   feedLagMs?: number;
   /** Attempts after a 5xx or a dropped connection, with gaxios' short backoff (default 3). */
@@ -114,6 +116,7 @@ export class GoogleDriveProvider implements ConnectorProvider {
   private readonly pageSize: number;
   private readonly maxDocumentBytes: number;
   private readonly feedLagMs: number;
+  private readonly downloadTimeoutMs: number;
   private readonly serverErrorRetries: number;
   private readonly maxRetryDelayMs: number;
 
@@ -123,6 +126,7 @@ export class GoogleDriveProvider implements ConnectorProvider {
     this.pageSize = Math.min(options.pageSize ?? MAX_PAGE_SIZE, MAX_PAGE_SIZE);
     this.maxDocumentBytes = options.maxDocumentBytes ?? 50 * 1024 * 1024;
     this.feedLagMs = options.feedLagMs ?? 5 * 60_000;
+    this.downloadTimeoutMs = options.downloadTimeoutMs ?? 120_000;
     this.serverErrorRetries = options.serverErrorRetries ?? 3;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 2000;
   }
@@ -138,7 +142,7 @@ export class GoogleDriveProvider implements ConnectorProvider {
       maxRetryDelayMs: this.maxRetryDelayMs,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
-    return new DriveSession(api, ctx.signal, this.maxDocumentBytes);
+    return new DriveSession(api, ctx.signal, this.maxDocumentBytes, this.downloadTimeoutMs);
   }
 
   private pageSizeOf(resource: ResourceConfig): number {
