@@ -365,6 +365,50 @@ describe('google drive provider against the drive fake', () => {
     }, 15_000);
   });
 
+  describe('page guards', () => {
+    /** The events of a sync up to its error, or the first `max` of them when it goes on and on. */
+    async function firstEvents(events: AsyncIterable<SyncEvent>, max = 200): Promise<{ count: number; error: unknown }> {
+      let count = 0;
+      try {
+        for await (const _ of events) if (++count >= max) return { count, error: undefined };
+        return { count, error: undefined };
+      } catch (error) {
+        return { count, error };
+      }
+    }
+    const caught = (run: Promise<unknown>) => run.then(() => undefined, (error: unknown) => error);
+
+    it.each([
+      ['files', 'the listing of shared_drive:0AEngineering'],
+      ['changes', 'the changes feed of shared_drive:0AEngineering'],
+      ['permissions', `the permissions of ${DRIVE}`],
+      ['drives', 'the list of shared drives'],
+    ] as const)('a %s listing whose next page token repeats one already asked for stops with a TransientError that names it', async (endpoint, what) => {
+      seedDrive(fake);
+      const provider = make({ pageSize: 1 });
+      const cursor = lastCursor(await drain(provider.sync(ctx, driveResource, null)));
+      fake.repeatPageTokens(endpoint);
+      const error =
+        endpoint === 'files' ? (await firstEvents(provider.sync(ctx, driveResource, null))).error
+        : endpoint === 'changes' ? (await firstEvents(provider.sync(ctx, driveResource, cursor))).error
+        : endpoint === 'permissions' ? await caught(provider.capturePermissions(ctx, driveResource))
+        : await caught(provider.discoverResources(ctx));
+      expect(error).toBeInstanceOf(TransientError);
+      expect((error as Error).message).toBe(`Google Drive gave a page already read as the next page of ${what}; the listing was stopped there.`);
+    }, 15_000);
+
+    it('a listing longer than maxPages pages stops with a ConfigurationError; one of exactly maxPages pages completes', async () => {
+      seedDrive(fake);
+      const short = await firstEvents(make({ pageSize: 1, maxPages: 2 }).sync(ctx, driveResource, null));
+      expect(short.error).toBeInstanceOf(ConfigurationError);
+      expect((short.error as Error).message).toBe('The listing of shared_drive:0AEngineering ran past 2 pages, the most the connector reads of one listing; the listing was stopped there.');
+      // specs, plan, budget and photo: four pages of one.
+      const whole = await syncUntilError(make({ pageSize: 1, maxPages: 4 }), ctx, driveResource, null);
+      expect(whole.error).toBeUndefined();
+      expect(upserts(whole.events).map((d) => d.id).sort()).toEqual(['budget', 'plan']);
+    });
+  });
+
   describe('permission capture', () => {
     it('the resource verdict is the drive\'s members or the folder\'s grants; hidden emails on it leave their count instead of a list', async () => {
       seedDrive(fake);

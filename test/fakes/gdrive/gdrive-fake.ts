@@ -20,6 +20,9 @@ const EXPORTS: Record<string, string[]> = {
 const EXPORT_LIMIT_BYTES = 10 * 1024 * 1024;
 
 /** A file of the fake with what Drive keeps beside its metadata: its bytes and its own grants. */
+/** The listings a test can make endless (`repeatPageTokens`). */
+export type PagedEndpoint = 'files' | 'changes' | 'permissions' | 'drives';
+
 interface FileState {
   file: DriveFile;
   content: string;
@@ -189,6 +192,8 @@ export class DriveFake {
   private position = 0;
   private clock = Date.parse('2024-03-01T09:00:00Z');
   private running: RunningFake | undefined;
+  /** Listings whose pages never end: each gives the token it was asked with (or, first, the second page's) as the next. */
+  private readonly endless = new Set<PagedEndpoint>();
   /** Files whose download or export sends its bytes and then never ends. */
   private readonly stalled = new Set<string>();
   /** Drops every connection, those of answers left open included, so `stop` does not wait on them. */
@@ -393,7 +398,7 @@ export class DriveFake {
     app.get('/drive/v3/about', (req) => this.masked(req, { kind: 'drive#about', user: { kind: 'drive#user', displayName: 'CRS connector', emailAddress: 'crs-connector@example.test' } } satisfies drive_v3.Schema$About));
     app.get('/drive/v3/drives', (req) => {
       const query = req.query as Record<string, string>;
-      const { items, nextPageToken } = this.page(this.drives, query, 10, 100);
+      const { items, nextPageToken } = this.page('drives', this.drives, query, 10, 100);
       return this.masked(req, { kind: 'drive#driveList', drives: items, nextPageToken } satisfies drive_v3.Schema$DriveList, 'nextPageToken,kind,drives(id,name,kind)');
     });
     app.get('/drive/v3/drives/:driveId', (req) => this.masked(req, this.drive((req.params as { driveId: string }).driveId), 'id,name,kind'));
@@ -405,7 +410,7 @@ export class DriveFake {
       const fileId = (req.params as { fileId: string }).fileId;
       // A shared drive's id lists its members; a file's id every grant in force on it.
       const grants = this.members.has(fileId) ? this.members.get(fileId)! : this.effectivePermissions(fileId);
-      const { items, nextPageToken } = this.page(grants, query, 100, 100);
+      const { items, nextPageToken } = this.page('permissions', grants, query, 100, 100);
       return this.masked(req, { kind: 'drive#permissionList', permissions: items, nextPageToken } satisfies drive_v3.Schema$PermissionList, 'nextPageToken,kind,permissions(id,type,kind,role)');
     });
     app.get('/drive/v3/changes/startPageToken', (req) => this.masked(req, { kind: 'drive#startPageToken', startPageToken: String(this.position + 1) } satisfies drive_v3.Schema$StartPageToken));
@@ -413,6 +418,11 @@ export class DriveFake {
     this.running = await listenOnLoopback(app);
     this.closeConnections = () => app.server.closeAllConnections();
     return this.running;
+  }
+
+  /** The listing's `nextPageToken` repeats the token it was asked with: a server whose paging never ends. */
+  repeatPageTokens(endpoint: PagedEndpoint): void {
+    this.endless.add(endpoint);
   }
 
   /** The file's download (or export) sends its bytes, then neither ends nor fails: a server that hangs mid-answer. */
@@ -518,7 +528,7 @@ export class DriveFake {
         const order = String(a[key]).localeCompare(String(b[key])) || a.id!.localeCompare(b.id!);
         return descending ? -order : order;
       });
-    const { items, nextPageToken } = this.page(files, query, 100, 1000);
+    const { items, nextPageToken } = this.page('files', files, query, 100, 1000);
     const body: drive_v3.Schema$FileList = { kind: 'drive#fileList', incompleteSearch: false, files: items, nextPageToken };
     return this.masked(req, body, 'nextPageToken,kind,incompleteSearch,files(id,name,mimeType,kind)');
   }
@@ -588,14 +598,15 @@ export class DriveFake {
     const body: drive_v3.Schema$ChangeList = {
       kind: 'drive#changeList',
       changes,
-      ...(next === undefined ? { newStartPageToken: String(this.position + 1) } : { nextPageToken: String(next.position) }),
+      ...(this.endless.has('changes') ? { nextPageToken: query.pageToken } : next === undefined ? { newStartPageToken: String(this.position + 1) } : { nextPageToken: String(next.position) }),
     };
     return this.masked(req, body, 'kind,nextPageToken,newStartPageToken,changes(kind,changeType,time,removed,fileId,file(id,name,mimeType,kind))');
   }
 
-  private page<T>(items: T[], query: Record<string, string>, endpointDefault: number, endpointMax: number) {
+  private page<T>(endpoint: PagedEndpoint, items: T[], query: Record<string, string>, endpointDefault: number, endpointMax: number) {
     const offset = decodeToken(query.pageToken);
     const size = this.switches.pageSize(Number(query.pageSize), endpointDefault, endpointMax);
+    if (this.endless.has(endpoint)) return { items: items.slice(offset, offset + size), nextPageToken: query.pageToken ?? encodeToken(offset + size) };
     return { items: items.slice(offset, offset + size), nextPageToken: offset + size < items.length ? encodeToken(offset + size) : undefined };
   }
 

@@ -3,10 +3,20 @@ import { DocumentError, ProviderError } from '../../provider-errors';
 import type { PermissionCapture } from '../../provider.port';
 import { GOOGLE_EXPORTS, type DriveFile } from './google-drive-documents';
 import { driveReason, httpStatus, toProviderError } from './google-drive-errors';
+import { PageGuard } from './google-drive-pages';
 import { filePermission, mapGrants, PERMISSION_FIELDS, type DrivePermission, type GrantMapping } from './google-drive-permissions';
 
 /** Drive's reasons for refusing one file's bytes: that file fails, the rest of the resource syncs. */
 const UNREADABLE_FILE_REASONS = new Set(['exportSizeLimitExceeded', 'cannotExportFile', 'cannotDownloadFile', 'fileNotDownloadable', 'cannotDownloadAbusiveFile', 'fileNotExportable']);
+
+export interface SessionLimits {
+  /** a document's most bytes */
+  maxDocumentBytes: number;
+  /** how long one download or export may take */
+  downloadTimeoutMs: number;
+  /** pages one listing of grants may take */
+  maxPages: number;
+}
 
 /** One page of a files.list or changes.list, with the server's time of the answer (its Date header). */
 export interface Page<T> {
@@ -22,8 +32,7 @@ export class DriveSession {
   constructor(
     readonly api: drive_v3.Drive,
     private readonly signal: AbortSignal | undefined,
-    private readonly maxDocumentBytes: number,
-    private readonly downloadTimeoutMs: number,
+    private readonly limits: SessionLimits,
   ) {}
 
   private get options() {
@@ -92,11 +101,12 @@ export class DriveSession {
   /** Every grant on a file, folder or shared drive (permissions.list, by pages of 100). */
   async grants(fileId: string): Promise<DrivePermission[]> {
     const out: DrivePermission[] = [];
+    const guard = new PageGuard(`the permissions of ${fileId}`, this.limits.maxPages);
     let pageToken: string | undefined;
     do {
       const data = await this.call(`reading the permissions of ${fileId}`, async () => (await this.api.permissions.list({ fileId, supportsAllDrives: true, pageSize: 100, pageToken, fields: `nextPageToken,permissions(${PERMISSION_FIELDS})` }, this.options)).data);
       out.push(...(data.permissions ?? []));
-      pageToken = data.nextPageToken ?? undefined;
+      pageToken = guard.next(pageToken, data.nextPageToken);
     } while (pageToken);
     return out;
   }
@@ -133,9 +143,9 @@ export class DriveSession {
     const exported = GOOGLE_EXPORTS[file.mimeType ?? ''];
     const size = Number(file.size ?? 0);
     const what = `${file.name} (${file.id})`;
-    const tooLarge = (bytes: number, how: string) => new DocumentError(`${what} ${how} ${bytes} bytes, more than the ${this.maxDocumentBytes} a document may have.`);
-    if (!exported && size > this.maxDocumentBytes) return tooLarge(size, 'is');
-    const deadline = AbortSignal.timeout(this.downloadTimeoutMs);
+    const tooLarge = (bytes: number, how: string) => new DocumentError(`${what} ${how} ${bytes} bytes, more than the ${this.limits.maxDocumentBytes} a document may have.`);
+    if (!exported && size > this.limits.maxDocumentBytes) return tooLarge(size, 'is');
+    const deadline = AbortSignal.timeout(this.limits.downloadTimeoutMs);
     // Aborted once the limit is passed, so the connection is dropped rather than drained.
     const enough = new AbortController();
     const signal = AbortSignal.any([deadline, enough.signal, ...(this.signal ? [this.signal] : [])]);
@@ -149,7 +159,7 @@ export class DriveSession {
       const body = res.data as unknown as AsyncIterable<Uint8Array>;
       if (res.status >= 400) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status, response: { status: res.status, headers: res.headers, data: await errorBody(body) } });
       const length = Number(header(res.headers, 'content-length') ?? Number.NaN);
-      if (length > this.maxDocumentBytes) {
+      if (length > this.limits.maxDocumentBytes) {
         enough.abort(tooLarge(length, 'announces'));
         return enough.signal.reason as DocumentError;
       }
@@ -157,7 +167,7 @@ export class DriveSession {
       let received = 0;
       for await (const chunk of body) {
         received += chunk.byteLength;
-        if (received > this.maxDocumentBytes) {
+        if (received > this.limits.maxDocumentBytes) {
           // Leaving the loop lets go of the stream; the abort drops the connection instead of draining it.
           enough.abort(tooLarge(received, 'gives at least'));
           break;
@@ -169,7 +179,7 @@ export class DriveSession {
     } catch (err) {
       if (this.signal?.aborted) throw this.signal.reason;
       if (enough.signal.aborted) return enough.signal.reason as DocumentError;
-      if (deadline.aborted) return new DocumentError(`${what} did not arrive within ${this.downloadTimeoutMs} ms; it is tried again at the next sync.`);
+      if (deadline.aborted) return new DocumentError(`${what} did not arrive within ${this.limits.downloadTimeoutMs} ms; it is tried again at the next sync.`);
       const status = httpStatus(err);
       const reason = driveReason(err);
       if (status === 404) return null;
