@@ -431,6 +431,19 @@ describe('google drive provider against the drive fake', () => {
   });
 
   describe('throttling, server errors and revoked credentials', () => {
+    it('Retry-After is read by the shared reader: fractional seconds count as given', async () => {
+      seedDrive(fake);
+      const provider = make();
+      const cursor = lastCursor(await drain(provider.sync(ctx, driveResource, null)));
+      fake.throttle('/drive/v3/changes', { retryAfter: '2.5' });
+      const started = Date.now();
+      const { error } = await syncUntilError(provider, ctx, driveResource, cursor);
+      const finished = Date.now();
+      expect(error).toBeInstanceOf(RateLimitedError);
+      const at = (error as RateLimitedError).retryAt.getTime();
+      expect([at >= started + 2500, at <= finished + 2500]).toEqual([true, true]);
+    });
+
     it('a 429 with Retry-After, or a 403 rate limit without one, becomes a RateLimitedError at once: the client does not wait', async () => {
       seedDrive(fake);
       const provider = make();
