@@ -9,8 +9,8 @@ import { connectorConformance } from './conformance';
  * service account key (exchanged at the fake's token endpoint). Pages of two files or changes, so a sync has several
  * checkpoints.
  *
- * The suite's documents start with no per-document permission of their own: the folder has no grants, and a file
- * with none of its own has the folder's readers (nobody), so the resource's verdict decides. `setPermission` gives a
+ * The suite's documents start with the folder's readers as their permission: the folder has no grants, so nobody
+ * (`__private__`). `setPermission` gives a
  * file exactly the grants of the capture. Time passes at the source (an hour) before each change, as it does between
  * syncs.
  */
@@ -62,6 +62,7 @@ connectorConformance('google drive provider', () => {
     async restoreCredentials() {
       fake.restoreServiceAccountKey();
     },
+    initialPermission: { status: 'captured', acl: ['__private__'] },
     async setPermission(id, permission) {
       fake.advanceClock(HOUR);
       fake.setPermissions(id, grantsOf(permission));

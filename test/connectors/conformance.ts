@@ -45,6 +45,8 @@ export interface ConformanceSource {
   restoreCredentials(): Promise<void>;
   /** a per-document permission changes at the source, nothing else */
   setPermission?(id: string, permission: PermissionCapture): Promise<void>;
+  /** the per-document permission a document has before `setPermission` (default: none, null) */
+  initialPermission?: PermissionCapture;
   /** the provider answers 429 until `retryAt`, after `afterCalls` calls succeed */
   rateLimit?(retryAt: Date, afterCalls: number): void;
 }
@@ -261,7 +263,7 @@ export function connectorConformance(label: string, makeSource: () => Conformanc
       // No new version: no ItemIngested, the same content version and chunks; one ProviderPermissionChanged.
       expect((await itemEvents()).slice(before.length)).toEqual([]);
       const changes = (await t.store.readAll()).filter((e) => e.type === 'ProviderPermissionChanged' && e.data.databaseId === databaseId);
-      expect(changes.map((e) => e.data)).toEqual([expect.objectContaining({ itemId: itemIdOf('d2'), permission, previous: null })]);
+      expect(changes.map((e) => e.data)).toEqual([expect.objectContaining({ itemId: itemIdOf('d2'), permission, previous: source.initialPermission ?? null })]);
       const [after] = (await liveItems()).filter((r) => r.item_id === itemIdOf('d2'));
       expect(after).toMatchObject({ content_version: row.content_version, content_sha256: row.content_sha256, provider_permission: permission });
       // The new permission decides at once: Ada retrieves the document, another principal does not.

@@ -187,6 +187,25 @@ describe('google drive provider against the drive fake', () => {
       expect(paths(fake, from)).toEqual([`GET /drive/v3/files/${DRIVE}/permissions`, 'GET /drive/v3/files', 'GET /drive/v3/changes']);
     });
 
+    it('a cursor of an earlier version, or one that cannot be read, starts over: the feed position is taken before the listing, every file is read with its permission', async () => {
+      seedDrive(fake);
+      const provider = make();
+      const saved = JSON.parse(lastCursor(await drain(provider.sync(ctx, driveResource, null)))) as Record<string, unknown>;
+      expect(saved.v).toBe(2);
+      const unreadable = [JSON.stringify({ ...saved, v: 1 }), 'not json', 'null', JSON.stringify({ ...saved, walk: { kind: 'tree', pending: [], batch: [], pageToken: null } }), JSON.stringify({ ...saved, pageToken: 7 })];
+      for (const cursor of unreadable) {
+        const from = fake.switches.requests.length;
+        const { events, error } = await syncUntilError(provider, ctx, driveResource, cursor);
+        expect([cursor, error]).toEqual([cursor, undefined]);
+        expect(paths(fake, from).slice(0, 4)).toEqual([`GET /drive/v3/drives/${DRIVE}`, `GET /drive/v3/files/${DRIVE}/permissions`, 'GET /drive/v3/changes/startPageToken', 'GET /drive/v3/files']);
+        expect(upserts(events).map((d) => [d.id, d.permission])).toEqual([
+          ['budget', { status: 'captured', acl: ['domain:example.test', 'user_email:org@example.test'] }],
+          ['plan', { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:org@example.test'] }],
+        ]);
+        expect(JSON.parse(lastCursor(events)).v).toBe(2);
+      }
+    });
+
     it('the changes feed: an edit is read again; a permission-only change is a permission event, with no download or export', async () => {
       seedDrive(fake);
       const provider = make();
@@ -198,8 +217,8 @@ describe('google drive provider against the drive fake', () => {
       const events = await drain(provider.sync(ctx, driveResource, cursor));
       expect(events.filter((e) => e.kind !== 'checkpoint')).toEqual([
         { kind: 'upsert', doc: expect.objectContaining({ id: 'budget' }) },
-        // plan's readers are now the drive's members: it has no permission of its own, the drive's verdict decides
-        { kind: 'permission', id: 'plan', permission: { status: 'captured', acl: null } },
+        // plan's readers are now the drive's members: it carries them as its own permission
+        { kind: 'permission', id: 'plan', permission: { status: 'captured', acl: ['user_email:org@example.test'] } },
       ]);
       expect(textOf(upserts(events)[0])).toBe('item,cost\nheron hide,12');
       expect(paths(fake, from)).toEqual(['GET /drive/v3/changes', 'GET /drive/v3/files/budget', 'GET /drive/v3/files/budget/permissions', 'GET /drive/v3/files/plan/permissions']);
@@ -257,10 +276,10 @@ describe('google drive provider against the drive fake', () => {
       fake.addFile({ id: 'c', name: 'c.txt', parents: ['elsewhere'] }, 'C');
       const provider = make();
       const first = await drain(provider.sync(ctx, folderResource('proj'), null));
-      // Both have the folder's readers only: no permission of their own.
+      // Both have the folder's readers only, and carry them as their own permission.
       expect(upserts(first).map((d) => [d.id, d.permission])).toEqual([
-        ['a', undefined],
-        ['b', undefined],
+        ['a', { status: 'captured', acl: ['user_email:ada@example.test'] }],
+        ['b', { status: 'captured', acl: ['user_email:ada@example.test'] }],
       ]);
       fake.advanceClock(HOUR);
       fake.moveFile('b', 'elsewhere');
@@ -286,7 +305,7 @@ describe('google drive provider against the drive fake', () => {
       fake.share('proj', { id: 'perm-grace', type: 'user', role: 'reader', emailAddress: 'grace@example.test' });
       expect((await drain(provider.sync(ctx, folderResource('proj'), cursor))).filter((e) => e.kind !== 'checkpoint')).toEqual([
         { kind: 'permission', id: 'e', permission: { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test', 'user_email:grace@example.test'] } },
-        { kind: 'permission', id: 'd', permission: { status: 'captured', acl: null } },
+        { kind: 'permission', id: 'd', permission: { status: 'captured', acl: ['user_email:ada@example.test', 'user_email:grace@example.test'] } },
       ]);
       await expect(provider.capturePermissions(ctx, folderResource('proj'))).resolves.toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:grace@example.test'] });
     });
@@ -313,6 +332,81 @@ describe('google drive provider against the drive fake', () => {
       expect(upserts(events).map((d) => d.id)).toEqual(['plan']);
       expect(fake.switches.requests.filter((r) => r.includes('/files/budget?alt=media'))).toEqual([]);
     });
+    it('bytes are counted as they stream: a download or an export past the limit fails at the limit, without waiting for the rest', async () => {
+      seedDrive(fake);
+      const big = `item,cost\n${'heron hide,10\n'.repeat(20)}`;
+      fake.editFile('budget', big);
+      fake.misreportSize('budget', 10);
+      fake.stallDownload('budget');
+      fake.editFile('plan', `# Plan\n\n${'Ship the kestrel survey. '.repeat(20)}`);
+      fake.stallDownload('plan');
+      fake.addFile({ id: 'notes', name: 'Notes', mimeType: DOC_MIME, parents: [DRIVE], driveId: DRIVE }, 'short notes');
+      const events = await drain(make({ maxDocumentBytes: 100 }).sync(ctx, driveResource, null));
+      const failures = events.flatMap((e) => (e.kind === 'failure' ? [[e.id, e.error instanceof DocumentError, e.error.message]] : []));
+      expect(failures).toEqual([
+        ['budget', true, expect.stringContaining('more than the 100 a document may have')],
+        ['plan', true, expect.stringContaining('more than the 100 a document may have')],
+      ]);
+      expect(upserts(events).map((d) => d.id)).toEqual(['notes']);
+    }, 15_000);
+
+    it('a download or export that does not finish within the deadline fails that file; the rest of the drive syncs', async () => {
+      seedDrive(fake);
+      fake.stallDownload('budget');
+      fake.stallDownload('plan');
+      fake.addFile({ id: 'notes', name: 'Notes.txt', parents: [DRIVE], driveId: DRIVE }, 'short notes');
+      const events = await drain(make({ downloadTimeoutMs: 300 }).sync(ctx, driveResource, null));
+      const failures = events.flatMap((e) => (e.kind === 'failure' ? [[e.id, e.error instanceof DocumentError, e.error.message]] : []));
+      expect(failures).toEqual([
+        ['budget', true, 'Budget.csv (budget) did not arrive within 300 ms; it is tried again at the next sync.'],
+        ['plan', true, 'Plan (plan) did not arrive within 300 ms; it is tried again at the next sync.'],
+      ]);
+      expect(upserts(events).map((d) => [d.id, textOf(d)])).toEqual([['notes', 'short notes']]);
+    }, 15_000);
+  });
+
+  describe('page guards', () => {
+    /** The events of a sync up to its error, or the first `max` of them when it goes on and on. */
+    async function firstEvents(events: AsyncIterable<SyncEvent>, max = 200): Promise<{ count: number; error: unknown }> {
+      let count = 0;
+      try {
+        for await (const _ of events) if (++count >= max) return { count, error: undefined };
+        return { count, error: undefined };
+      } catch (error) {
+        return { count, error };
+      }
+    }
+    const caught = (run: Promise<unknown>) => run.then(() => undefined, (error: unknown) => error);
+
+    it.each([
+      ['files', 'the listing of shared_drive:0AEngineering'],
+      ['changes', 'the changes feed of shared_drive:0AEngineering'],
+      ['permissions', `the permissions of ${DRIVE}`],
+      ['drives', 'the list of shared drives'],
+    ] as const)('a %s listing whose next page token repeats one already asked for stops with a TransientError that names it', async (endpoint, what) => {
+      seedDrive(fake);
+      const provider = make({ pageSize: 1 });
+      const cursor = lastCursor(await drain(provider.sync(ctx, driveResource, null)));
+      fake.repeatPageTokens(endpoint);
+      const error =
+        endpoint === 'files' ? (await firstEvents(provider.sync(ctx, driveResource, null))).error
+        : endpoint === 'changes' ? (await firstEvents(provider.sync(ctx, driveResource, cursor))).error
+        : endpoint === 'permissions' ? await caught(provider.capturePermissions(ctx, driveResource))
+        : await caught(provider.discoverResources(ctx));
+      expect(error).toBeInstanceOf(TransientError);
+      expect((error as Error).message).toBe(`Google Drive gave a page already read as the next page of ${what}; the listing was stopped there.`);
+    }, 15_000);
+
+    it('a listing longer than maxPages pages stops with a ConfigurationError; one of exactly maxPages pages completes', async () => {
+      seedDrive(fake);
+      const short = await firstEvents(make({ pageSize: 1, maxPages: 2 }).sync(ctx, driveResource, null));
+      expect(short.error).toBeInstanceOf(ConfigurationError);
+      expect((short.error as Error).message).toBe('The listing of shared_drive:0AEngineering ran past 2 pages, the most the connector reads of one listing; the listing was stopped there.');
+      // specs, plan, budget and photo: four pages of one.
+      const whole = await syncUntilError(make({ pageSize: 1, maxPages: 4 }), ctx, driveResource, null);
+      expect(whole.error).toBeUndefined();
+      expect(upserts(whole.events).map((d) => d.id).sort()).toEqual(['budget', 'plan']);
+    });
   });
 
   describe('permission capture', () => {
@@ -337,6 +431,19 @@ describe('google drive provider against the drive fake', () => {
   });
 
   describe('throttling, server errors and revoked credentials', () => {
+    it('Retry-After is read by the shared reader: fractional seconds count as given', async () => {
+      seedDrive(fake);
+      const provider = make();
+      const cursor = lastCursor(await drain(provider.sync(ctx, driveResource, null)));
+      fake.throttle('/drive/v3/changes', { retryAfter: '2.5' });
+      const started = Date.now();
+      const { error } = await syncUntilError(provider, ctx, driveResource, cursor);
+      const finished = Date.now();
+      expect(error).toBeInstanceOf(RateLimitedError);
+      const at = (error as RateLimitedError).retryAt.getTime();
+      expect([at >= started + 2500, at <= finished + 2500]).toEqual([true, true]);
+    });
+
     it('a 429 with Retry-After, or a 403 rate limit without one, becomes a RateLimitedError at once: the client does not wait', async () => {
       seedDrive(fake);
       const provider = make();
@@ -444,12 +551,17 @@ describe('google drive provider against the drive fake', () => {
           };
           for (const doc of docs) {
             const inForce = [...fileGrants[Number(doc.id.split('-f')[1])], ...folderGrants];
-            const access = effectiveAccess({ document: doc.permission ?? { status: 'captured', acl: null }, resource: verdict, apiRule });
+            expect(doc.permission).toBeDefined();
+            const access = effectiveAccess({ document: doc.permission!, resource: verdict, apiRule });
+            // Without the resource's verdict (its capture turned off or not yet read) the file's own permission still holds.
+            const alone = effectiveAccess({ document: doc.permission!, resource: { status: 'off' }, apiRule: undefined });
             for (const caller of callers) {
-              const retrieves = isVisible(access.acl, callerPrincipals([caller.email, ...caller.groups.map((g) => `group:google:${g}`)]));
+              const principals = callerPrincipals([caller.email, ...caller.groups.map((g) => `group:google:${g}`)]);
+              const retrieves = isVisible(access.acl, principals);
               expect([doc.id, caller.email, retrieves]).toEqual([doc.id, caller.email, expected(inForce, caller)]);
               // Never more than Drive allows, unless the operator's API rule says so.
               if (apiRule === undefined && retrieves) expect(finds(inForce, caller)).toBe(true);
+              expect([doc.id, caller.email, isVisible(alone.acl, principals)]).toEqual([doc.id, caller.email, audience(inForce).public || (audience(inForce).hidden === 0 && finds(inForce, caller))]);
             }
           }
         },
@@ -564,9 +676,9 @@ describe('google drive connector through HTTP: who retrieves what as grants chan
     expect(fake.switches.requests.slice(from).filter((r) => r.includes('/files/by-user?alt=media'))).toEqual([]);
     expect((await itemEvents('ItemIngested')).length).toBe(ingested);
     const [after] = await t.ds.query(`SELECT content_version, content_sha256, provider_permission FROM rm_items WHERE connector_id = $1 AND external_id = 'by-user'`, [connectorId]);
-    // Its readers are now the drive's members: it has no permission of its own, and the drive's verdict decides.
-    expect(after).toMatchObject({ ...before, provider_permission: { status: 'captured', acl: null } });
-    expect((await itemEvents('ProviderPermissionChanged')).map((e) => (e.data as { permission?: unknown }).permission)).toEqual([{ status: 'captured', acl: null }]);
+    // Its readers are now the drive's members, which it carries as its own permission.
+    expect(after).toMatchObject({ ...before, provider_permission: { status: 'captured', acl: ['user_email:org@example.test'] } });
+    expect((await itemEvents('ProviderPermissionChanged')).map((e) => (e.data as { permission?: unknown }).permission)).toEqual([{ status: 'captured', acl: ['user_email:org@example.test'] }]);
   });
 
   it('a file shared with someone new reaches them on the next sync, not before', async () => {

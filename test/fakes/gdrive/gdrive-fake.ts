@@ -20,6 +20,9 @@ const EXPORTS: Record<string, string[]> = {
 const EXPORT_LIMIT_BYTES = 10 * 1024 * 1024;
 
 /** A file of the fake with what Drive keeps beside its metadata: its bytes and its own grants. */
+/** The listings a test can make endless (`repeatPageTokens`). */
+export type PagedEndpoint = 'files' | 'changes' | 'permissions' | 'drives';
+
 interface FileState {
   file: DriveFile;
   content: string;
@@ -189,6 +192,12 @@ export class DriveFake {
   private position = 0;
   private clock = Date.parse('2024-03-01T09:00:00Z');
   private running: RunningFake | undefined;
+  /** Listings whose pages never end: each gives the token it was asked with (or, first, the second page's) as the next. */
+  private readonly endless = new Set<PagedEndpoint>();
+  /** Files whose download or export sends its bytes and then never ends. */
+  private readonly stalled = new Set<string>();
+  /** Drops every connection, those of answers left open included, so `stop` does not wait on them. */
+  private closeConnections: (() => void) | undefined;
 
   constructor(readonly token = 'ya29.fake-access-token') {
     this.validTokens = new Set([token]);
@@ -389,7 +398,7 @@ export class DriveFake {
     app.get('/drive/v3/about', (req) => this.masked(req, { kind: 'drive#about', user: { kind: 'drive#user', displayName: 'CRS connector', emailAddress: 'crs-connector@example.test' } } satisfies drive_v3.Schema$About));
     app.get('/drive/v3/drives', (req) => {
       const query = req.query as Record<string, string>;
-      const { items, nextPageToken } = this.page(this.drives, query, 10, 100);
+      const { items, nextPageToken } = this.page('drives', this.drives, query, 10, 100);
       return this.masked(req, { kind: 'drive#driveList', drives: items, nextPageToken } satisfies drive_v3.Schema$DriveList, 'nextPageToken,kind,drives(id,name,kind)');
     });
     app.get('/drive/v3/drives/:driveId', (req) => this.masked(req, this.drive((req.params as { driveId: string }).driveId), 'id,name,kind'));
@@ -401,16 +410,33 @@ export class DriveFake {
       const fileId = (req.params as { fileId: string }).fileId;
       // A shared drive's id lists its members; a file's id every grant in force on it.
       const grants = this.members.has(fileId) ? this.members.get(fileId)! : this.effectivePermissions(fileId);
-      const { items, nextPageToken } = this.page(grants, query, 100, 100);
+      const { items, nextPageToken } = this.page('permissions', grants, query, 100, 100);
       return this.masked(req, { kind: 'drive#permissionList', permissions: items, nextPageToken } satisfies drive_v3.Schema$PermissionList, 'nextPageToken,kind,permissions(id,type,kind,role)');
     });
     app.get('/drive/v3/changes/startPageToken', (req) => this.masked(req, { kind: 'drive#startPageToken', startPageToken: String(this.position + 1) } satisfies drive_v3.Schema$StartPageToken));
     app.get('/drive/v3/changes', (req) => this.listChanges(req));
     this.running = await listenOnLoopback(app);
+    this.closeConnections = () => app.server.closeAllConnections();
     return this.running;
   }
 
+  /** The listing's `nextPageToken` repeats the token it was asked with: a server whose paging never ends. */
+  repeatPageTokens(endpoint: PagedEndpoint): void {
+    this.endless.add(endpoint);
+  }
+
+  /** The file's download (or export) sends its bytes, then neither ends nor fails: a server that hangs mid-answer. */
+  stallDownload(fileId: string): void {
+    this.stalled.add(fileId);
+  }
+
+  /** The file's metadata gives this `size` whatever its bytes are: a file that grew after Drive measured it. */
+  misreportSize(fileId: string, size: number): void {
+    this.state(fileId).file.size = String(size);
+  }
+
   async stop(): Promise<void> {
+    this.closeConnections?.();
     await this.running?.close();
     this.running = undefined;
   }
@@ -502,7 +528,7 @@ export class DriveFake {
         const order = String(a[key]).localeCompare(String(b[key])) || a.id!.localeCompare(b.id!);
         return descending ? -order : order;
       });
-    const { items, nextPageToken } = this.page(files, query, 100, 1000);
+    const { items, nextPageToken } = this.page('files', files, query, 100, 1000);
     const body: drive_v3.Schema$FileList = { kind: 'drive#fileList', incompleteSearch: false, files: items, nextPageToken };
     return this.masked(req, body, 'nextPageToken,kind,incompleteSearch,files(id,name,mimeType,kind)');
   }
@@ -514,7 +540,7 @@ export class DriveFake {
       if (state.file.mimeType! in EXPORTS || state.file.mimeType === FOLDER) {
         throw Object.assign(new Error('Only files with binary content can be downloaded. Use Export with Docs Editors files.'), { statusCode: 403, reason: 'fileNotDownloadable' });
       }
-      return reply.type(state.file.mimeType ?? 'application/octet-stream').send(state.content);
+      return this.sendBytes(req, reply, state, state.file.mimeType ?? 'application/octet-stream');
     }
     return this.masked(req, this.resource(state), 'id,name,mimeType,kind');
   }
@@ -527,7 +553,17 @@ export class DriveFake {
     if (!formats) throw Object.assign(new Error('Export only supports Docs Editors files.'), { statusCode: 403, reason: 'fileNotExportable' });
     if (!formats.includes(mimeType)) throw Object.assign(new Error(`The requested conversion is not supported: ${mimeType}`), { statusCode: 400, reason: 'badRequest' });
     if (Buffer.byteLength(state.content) > EXPORT_LIMIT_BYTES) throw Object.assign(new Error('This file is too large to be exported.'), { statusCode: 403, reason: 'exportSizeLimitExceeded' });
-    return reply.type(mimeType).send(state.content);
+    return this.sendBytes(req, reply, state, mimeType);
+  }
+
+  /** A file's bytes; for a stalled file, the bytes and then nothing, the answer left open (no Content-Length). */
+  private sendBytes(req: FastifyRequest, reply: FastifyReply, state: FileState, mimeType: string) {
+    if (!this.stalled.has(state.file.id!)) return reply.type(mimeType).send(state.content);
+    reply.hijack();
+    this.switches.answered(req.method, req.url);
+    reply.raw.writeHead(200, { 'content-type': mimeType, date: new Date(this.clock).toUTCString() });
+    reply.raw.write(state.content);
+    return reply;
   }
 
   /**
@@ -562,14 +598,15 @@ export class DriveFake {
     const body: drive_v3.Schema$ChangeList = {
       kind: 'drive#changeList',
       changes,
-      ...(next === undefined ? { newStartPageToken: String(this.position + 1) } : { nextPageToken: String(next.position) }),
+      ...(this.endless.has('changes') ? { nextPageToken: query.pageToken } : next === undefined ? { newStartPageToken: String(this.position + 1) } : { nextPageToken: String(next.position) }),
     };
     return this.masked(req, body, 'kind,nextPageToken,newStartPageToken,changes(kind,changeType,time,removed,fileId,file(id,name,mimeType,kind))');
   }
 
-  private page<T>(items: T[], query: Record<string, string>, endpointDefault: number, endpointMax: number) {
+  private page<T>(endpoint: PagedEndpoint, items: T[], query: Record<string, string>, endpointDefault: number, endpointMax: number) {
     const offset = decodeToken(query.pageToken);
     const size = this.switches.pageSize(Number(query.pageSize), endpointDefault, endpointMax);
+    if (this.endless.has(endpoint)) return { items: items.slice(offset, offset + size), nextPageToken: query.pageToken ?? encodeToken(offset + size) };
     return { items: items.slice(offset, offset + size), nextPageToken: offset + size < items.length ? encodeToken(offset + size) : undefined };
   }
 

@@ -7,7 +7,8 @@ import { isPublicAddress, type LookupFn } from '@crs/network/address-policy';
 import { PrivateTargetError, privateTargetReason, publicOnlyLookup } from '@crs/network/public-targets';
 import { AuthError, ConfigurationError, RateLimitedError, ScopeError, TargetForbiddenError, TransientError } from '../../provider-errors';
 import type { Credentials } from '../../provider.port';
-import { DEFAULT_RATE_LIMIT_WAIT_MS, retryAtOf } from './google-drive-errors';
+import { retryAtFrom } from '../../retry-after';
+import { DEFAULT_RATE_LIMIT_WAIT_MS } from './google-drive-errors';
 
 /** Read-only access to the files the account can see: all the connector needs. */
 export const DRIVE_SCOPE = 'https://www.googleapis.com/auth/drive.readonly';
@@ -149,7 +150,7 @@ export async function requestServiceAccountToken(key: ServiceAccountKey, subject
   const description = typeof json.error_description === 'string' ? json.error_description : undefined;
   const said = error ? `${error}${description ? `: ${description}` : ''}` : `HTTP ${status}`;
   if (status === 429) {
-    const retryAt = retryAtOf(headers, Date.now(), DEFAULT_RATE_LIMIT_WAIT_MS);
+    const retryAt = retryAtFrom(headers.get('retry-after'), new Date(), DEFAULT_RATE_LIMIT_WAIT_MS);
     throw new RateLimitedError(`The token endpoint ${where} is throttling the connector; the sync resumes after ${retryAt.toISOString()}.`, retryAt);
   }
   if (status >= 500) throw new TransientError(`The token endpoint ${where} failed (${said}); the sync is tried again later.`);

@@ -17,7 +17,12 @@ import type { GrantMapping } from './google-drive-permissions';
  * crawl: its content hash differs from the stored one, and the engine reads the file again (`fetchDocuments`).
  */
 export interface DriveCursor {
-  v: 1;
+  /**
+   * The cursor's version. 2: every file document carries its readers in force as its permission. A cursor of another
+   * version (1: files whose readers were their resource's carried none) starts over, so every file is listed and
+   * captured again.
+   */
+  v: typeof CURSOR_VERSION;
   /** `<resource type>:<resource id>` the cursor was written for: another one starts over */
   scope: string;
   /** the changes feed read: a shared drive's own, or (null) the account's */
@@ -55,22 +60,37 @@ export interface FolderEntry {
  */
 export type WalkPosition = { kind: 'drive'; pageToken: string | null } | { kind: 'tree'; pending: string[]; batch: string[]; pageToken: string | null };
 
+export const CURSOR_VERSION = 2;
+
 export function encodeCursor(cursor: DriveCursor): SyncCursor {
   return JSON.stringify(cursor);
 }
 
 /**
- * The position a saved cursor stands for, or null to start over: no cursor, one that cannot be read, or one written
- * for another resource. Starting over lists the resource again; upserts of unchanged documents append nothing.
+ * The position a saved cursor stands for, or null to start over: no cursor, one that cannot be read, one of another
+ * version, or one written for another resource. Starting over takes the feed's position first, then lists the resource
+ * again; upserts of unchanged documents append nothing.
  */
 export function decodeCursor(text: SyncCursor | null, scope: string): DriveCursor | null {
   if (text === null) return null;
+  let c: DriveCursor;
   try {
-    const c = JSON.parse(text) as DriveCursor;
-    if (c.v !== 1 || c.scope !== scope || typeof c.pageToken !== 'string' || typeof c.contentSince !== 'number' || typeof c.folders !== 'object' || c.folders === null) return null;
-    if (typeof c.readers !== 'object' || c.readers === null || typeof c.readers.unresolved !== 'number') return null;
-    return c;
+    c = JSON.parse(text) as DriveCursor;
   } catch {
     return null;
   }
+  if (c === null || typeof c !== 'object' || c.v !== CURSOR_VERSION || c.scope !== scope) return null;
+  if (typeof c.pageToken !== 'string' || c.pageToken === '' || typeof c.contentSince !== 'number' || !(c.nextContentSince === null || typeof c.nextContentSince === 'number')) return null;
+  if (!(c.feedDriveId === null || typeof c.feedDriveId === 'string') || typeof c.folders !== 'object' || c.folders === null) return null;
+  if (typeof c.readers !== 'object' || c.readers === null || typeof c.readers.unresolved !== 'number' || !(c.readers.acl === null || Array.isArray(c.readers.acl))) return null;
+  return c.walk === null || isWalkPosition(c.walk) ? c : null;
+}
+
+function isWalkPosition(w: unknown): w is WalkPosition {
+  if (typeof w !== 'object' || w === null) return false;
+  const p = w as Record<string, unknown>;
+  const token = p.pageToken === null || typeof p.pageToken === 'string';
+  const ids = (x: unknown) => Array.isArray(x) && x.every((id) => typeof id === 'string');
+  if (p.kind === 'drive') return token;
+  return p.kind === 'tree' && token && ids(p.pending) && ids(p.batch) && (p.batch as string[]).length > 0;
 }

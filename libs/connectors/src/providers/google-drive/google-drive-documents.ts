@@ -62,7 +62,7 @@ export function contentHash(file: DriveFile): string {
 }
 
 /** The document a file becomes, with its bytes (downloaded or exported) and its per-document permission. */
-export function documentOf(file: DriveFile, bytes: Uint8Array, permission: PermissionCapture | undefined): SyncedDocument {
+export function documentOf(file: DriveFile, bytes: Uint8Array, permission: PermissionCapture): SyncedDocument {
   const exported = GOOGLE_EXPORTS[file.mimeType ?? ''];
   const folderId = parentOf(file);
   return {
@@ -80,6 +80,6 @@ export function documentOf(file: DriveFile, bytes: Uint8Array, permission: Permi
       folder_id: folderId,
     },
     filterableFields: { mime_type: file.mimeType ?? null, folder_id: folderId, drive_id: file.driveId ?? null, modified_time: file.modifiedTime ?? null },
-    ...(permission ? { permission } : {}),
+    permission,
   };
 }

@@ -1,3 +1,4 @@
+import { retryAtFrom } from '../../retry-after';
 import { AuthError, ConfigurationError, ProviderError, RateLimitedError, ResourceGoneError, ScopeError, TransientError } from '../../provider-errors';
 
 /**
@@ -42,20 +43,6 @@ function driveMessage(err: unknown): string {
 }
 
 /**
- * When a throttled call may be made again: Retry-After in seconds or as an HTTP date, else `fallbackMs` from now. Never
- * earlier than a second from now.
- */
-export function retryAtOf(headers: Headers | undefined, now: number, fallbackMs: number): Date {
-  const value = headers?.get('retry-after')?.trim();
-  let at = now + fallbackMs;
-  if (value) {
-    if (/^\d+$/.test(value)) at = now + Number(value) * 1000;
-    else if (!Number.isNaN(Date.parse(value))) at = Date.parse(value);
-  }
-  return new Date(Math.max(at, now + 1000));
-}
-
-/**
  * Maps a Drive client failure to the provider errors. `what` says what the call was doing ("listing folder X"), for
  * the message a person reads. A 404 is the resource being gone; a caller for whom a 404 means one file vanished
  * handles it before calling this.
@@ -67,11 +54,11 @@ export function toProviderError(err: unknown, what: string): ProviderError {
   const detail = driveMessage(err);
   const e = err as DriveHttpError | undefined;
   if (status === 429 || (status === 403 && reason !== undefined && RATE_LIMIT_REASONS.has(reason))) {
-    const retryAt = retryAtOf(e?.response?.headers, Date.now(), DEFAULT_RATE_LIMIT_WAIT_MS);
+    const retryAt = retryAtFrom(e?.response?.headers?.get('retry-after'), new Date(), DEFAULT_RATE_LIMIT_WAIT_MS);
     return new RateLimitedError(`Google Drive is throttling the connector while ${what} (${reason ?? status}); the sync resumes after ${retryAt.toISOString()}.`, retryAt, { cause: err });
   }
   if (status === 403 && reason !== undefined && DAILY_LIMIT_REASONS.has(reason)) {
-    const retryAt = retryAtOf(e?.response?.headers, Date.now(), DAILY_LIMIT_WAIT_MS);
+    const retryAt = retryAtFrom(e?.response?.headers?.get('retry-after'), new Date(), DAILY_LIMIT_WAIT_MS);
     return new RateLimitedError(`The Google Cloud project's daily Drive API quota is used up (${reason}); the sync resumes after ${retryAt.toISOString()}. A higher quota can be asked for in the Google Cloud console.`, retryAt, { cause: err });
   }
   if (status === 401) {

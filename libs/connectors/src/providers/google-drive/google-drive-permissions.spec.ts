@@ -17,11 +17,10 @@ describe('Drive grants as principals', () => {
     expect(mapGrants([user('ada@example.test'), { type: 'anyone', role: 'reader', allowFileDiscovery: true }, user(undefined)], 'f1')).toEqual({ acl: ['__public__'], unresolved: 0 });
   });
 
-  it('link-only grants (anyone or a domain with the link) grant nothing; nor do deleted accounts or published-view grants', () => {
+  it('link-only grants (anyone or a domain with the link) grant nothing; nor do published-view grants', () => {
     const grants: DrivePermission[] = [
       { type: 'anyone', role: 'reader', allowFileDiscovery: false },
       { type: 'domain', role: 'reader', domain: 'example.test', allowFileDiscovery: false },
-      user('gone@example.test', { deleted: true }),
       user('viewer@example.test', { view: 'published' }),
       user('bob@example.test'),
     ];
@@ -32,17 +31,22 @@ describe('Drive grants as principals', () => {
   it('a grant whose email is hidden (or is no email, or is an unknown type) leaves no list but the count of such grants', () => {
     expect(mapGrants([user('ada@example.test'), user(undefined), { type: 'group', role: 'reader', emailAddress: 'not an email' }], 'f1')).toEqual({ acl: null, unresolved: 2 });
     expect(mapGrants([{ type: 'domain', role: 'reader' }, { type: 'mystery', role: 'reader' }], 'f1')).toEqual({ acl: null, unresolved: 2 });
+    expect(mapGrants([user('bob@example.test'), { type: 'user', role: 'reader', deleted: true }, user('gone@example.test', { deleted: true }), { type: 'group', role: 'reader', deleted: true }], 'f1')).toEqual({ acl: null, unresolved: 3 });
+    expect(mapGrants([user('bob@example.test'), user('next@example.test', { role: 'writer', pendingOwner: true })], 'f1')).toEqual({ acl: ['user_email:bob@example.test', 'user_email:next@example.test'], unresolved: 0 });
     expect(captureOf({ acl: null, unresolved: 2 })).toEqual({ status: 'captured', acl: null, unresolved: 2 });
     expect(captureOf({ acl: ['user_email:ada@example.test'], unresolved: 0 })).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
   });
 
-  it("a file carries a permission of its own only when its readers differ from its resource's", () => {
+  it("a file carries its readers in force even when they are its resource's; one public as its resource is says nothing of its own", () => {
     const resource = mapGrants([user('ada@example.test'), { type: 'anyone', role: 'reader', allowFileDiscovery: false }], 'folder');
-    expect(filePermission([user('ada@example.test', { role: 'writer' })], 'f1', resource)).toBeUndefined();
+    expect(filePermission([user('ada@example.test', { role: 'writer' })], 'f1', resource)).toEqual({ status: 'captured', acl: ['user_email:ada@example.test'] });
     expect(filePermission([user('ada@example.test'), user('bob@example.test')], 'f1', resource)).toEqual({ status: 'captured', acl: ['user_email:ada@example.test', 'user_email:bob@example.test'] });
     expect(filePermission([user('ada@example.test'), user(undefined)], 'f1', resource)).toEqual({ status: 'captured', acl: null, unresolved: 1 });
-    expect(filePermission([user(undefined)], 'f1', mapGrants([user(undefined)], 'folder'))).toBeUndefined();
+    expect(filePermission([user(undefined)], 'f1', mapGrants([user(undefined)], 'folder'))).toEqual({ status: 'captured', acl: null, unresolved: 1 });
     expect(filePermission([], 'f1', resource)).toEqual({ status: 'captured', acl: ['__private__'] });
+    const anyone: DrivePermission = { type: 'anyone', role: 'reader', allowFileDiscovery: true };
+    expect(filePermission([anyone, user('ada@example.test')], 'f1', mapGrants([anyone], 'folder'))).toEqual({ status: 'captured', acl: null });
+    expect(filePermission([anyone, user('ada@example.test')], 'f1', resource)).toEqual({ status: 'captured', acl: ['__public__'] });
   });
 
   it('more than 1,000 principals become one group principal for the file, not a truncated list; exactly 1,000 stay listed', () => {

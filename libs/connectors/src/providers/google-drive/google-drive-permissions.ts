@@ -10,18 +10,22 @@ import type { PermissionCapture } from '../../provider.port';
  * - Link-only grants (`anyone` or `domain` with `allowFileDiscovery: false`, Drive's "anyone with the link") grant
  *   nothing: Drive itself keeps such a file out of search for everyone who was not given the link, and this service
  *   cannot tell who was.
- * - Every role (reader, commenter, writer, owner, organizer) can read. Grants of a deleted account, and grants that
- *   open only a published view (`view`), grant nothing.
- * - A `user` or `group` grant whose email Drive does not show, or a value that is not an email or domain, is
- *   unresolved: the readers cannot be listed whole, so the capture carries no list but the count
- *   (`{acl: null, unresolved}`), and the API rule governs (with none, nobody reads it).
+ * - Every role (reader, commenter, writer, owner, organizer) can read; a pending owner (`pendingOwner`) already holds
+ *   a role and reads by it. Grants that open only a published view (`view`) grant nothing.
+ * - A `user` or `group` grant whose email Drive does not show (no `emailAddress`, as for a hidden or external
+ *   member), a grant of a deleted account (`deleted`: its address may name someone else by now), a value that is not
+ *   an email or domain, or a type Drive has not documented, is unresolved: it is counted, never dropped, since
+ *   dropping a reader changes who the list names. The readers cannot then be listed whole, so the capture carries no
+ *   list but the count (`{acl: null, unresolved}`), and the API rule governs (with none, nobody reads it).
  * - More than 1,000 principals become one group principal naming the file's readers (`group:google:readers-of-<id>`)
  *   instead of a truncated list, which would be wrong for the readers left out.
  *
- * A file inherits its folders' grants and, in a shared drive, the drive's members. A file whose grants give exactly
- * the readers of the resource (the shared drive, or the folder synced) adds nothing of its own: it carries no
- * per-document permission, and the resource's verdict, the same readers, decides; a change on the resource then
- * reaches it through that verdict.
+ * A file inherits its folders' grants and, in a shared drive, the drive's members. Every file carries its readers in
+ * force (its own grants and the inherited ones) as its per-document permission, so its access never depends on the
+ * resource's verdict, which may have been captured at another time, have failed, or be turned off. One case says
+ * nothing of its own (`{acl: null}`): a file that is public only as its resource is, so that an API rule on the
+ * resource narrows it as rule 12 asks of a provider verdict of public; the resource's verdict is then `__public__`
+ * or that rule, never wider than the file.
  */
 export type DrivePermission = drive_v3.Schema$Permission;
 
@@ -33,13 +37,14 @@ const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+
 export interface GrantMapping {
   /** the principals in stored form (sorted; `['__public__']`; `['__private__']` for none), or null when a grant is unresolved */
   acl: string[] | null;
-  /** grants that name no usable email or domain (0 for a public file, which they cannot narrow) */
+  /** grants that name no usable email or domain, or name a deleted account (0 for a public file, which they cannot narrow) */
   unresolved: number;
 }
 
 /** The principal one grant gives, `undefined` when it grants nothing, or `null` when it cannot be resolved. */
 function principalOf(p: DrivePermission): string | null | undefined {
-  if (p.deleted || p.view) return undefined;
+  if (p.view) return undefined;
+  if (p.deleted) return null;
   const linkOnly = p.allowFileDiscovery === false;
   switch (p.type) {
     case 'anyone':
@@ -84,13 +89,13 @@ export function captureOf(mapping: GrantMapping): PermissionCapture & { status: 
   return mapping.acl === null ? { status: 'captured', acl: null, unresolved: mapping.unresolved } : { status: 'captured', acl: mapping.acl };
 }
 
-const sameReaders = (a: GrantMapping, b: GrantMapping) => a.unresolved === b.unresolved && JSON.stringify(a.acl) === JSON.stringify(b.acl);
-
 /**
- * A file's per-document permission: its readers, or nothing of its own (undefined) when they are the resource's
- * readers (`resource`, mapped the same way), so the resource's verdict decides.
+ * A file's per-document permission: its readers in force, always. A file that is public as its resource is
+ * (`resource`, mapped the same way) says nothing of its own (`{acl: null}`), so the resource's public verdict, which
+ * yields to an API rule (rule 12), decides; it cannot be wider than the file.
  */
-export function filePermission(grants: readonly DrivePermission[], fileId: string, resource: GrantMapping): PermissionCapture | undefined {
+export function filePermission(grants: readonly DrivePermission[], fileId: string, resource: GrantMapping): PermissionCapture {
   const mapping = mapGrants(grants, fileId);
-  return sameReaders(mapping, resource) ? undefined : captureOf(mapping);
+  if (mapping.acl?.[0] === PUBLIC && resource.acl?.[0] === PUBLIC) return { status: 'captured', acl: null };
+  return captureOf(mapping);
 }

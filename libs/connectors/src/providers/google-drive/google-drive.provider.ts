@@ -6,7 +6,6 @@ import type {
   ConnectorProvider,
   DiscoveredResource,
   ExistingDocument,
-  PermissionCapture,
   ProviderContext,
   ProviderDescription,
   ResourceConfig,
@@ -15,9 +14,10 @@ import type {
   SyncEvent,
 } from '../../provider.port';
 import { checkTokenUri, driveClient, GOOGLE_API_URL, readCredentials } from './google-drive-auth';
-import { decodeCursor, encodeCursor, type DriveCursor, type FolderEntry, type WalkPosition } from './google-drive-cursor';
+import { CURSOR_VERSION, decodeCursor, encodeCursor, type DriveCursor, type FolderEntry, type WalkPosition } from './google-drive-cursor';
 import { contentHash, documentOf, FILE_FIELDS, FOLDER_MIME, isDocument, isFolder, LISTED_FIELDS, parentOf, type DriveFile } from './google-drive-documents';
 import { captureOf, type GrantMapping } from './google-drive-permissions';
+import { DEFAULT_MAX_PAGES, PageGuard } from './google-drive-pages';
 import { DriveSession } from './google-drive-session';
 
 export interface GoogleDriveProviderOptions {
@@ -32,8 +32,12 @@ export interface GoogleDriveProviderOptions {
   pageSize?: number;
   /** A file larger than this is a `failure` event instead of a document (default 50 MiB, the upload limit of ingestion). */
   maxDocumentBytes?: number;
+  /** How long one file's download or export may take, bytes included; a slower one is a `failure` event (default 2 minutes). */
+  downloadTimeoutMs?: number;
   /** How far before the server's time of the last feed read a modification still counts as new content (default 5 minutes). */
   feedLagMs?: number;
+  /** Pages one listing (files, changes, grants, shared drives) may take before it is stopped (default 10,000). */
+  maxPages?: number;
   /** Attempts after a 5xx or a dropped connection, with gaxios' short backoff (default 3). */
   serverErrorRetries?: number;
   /** The longest pause between those attempts (default 2 s). */
@@ -103,9 +107,6 @@ const contentTime = (file: DriveFile) => Math.max(Date.parse(file.modifiedTime ?
 /** The changes feed read: a shared drive's (its items only), or the account's own without other drives' items. */
 const feedScope = (driveId: string | null) => (driveId ? { driveId, includeItemsFromAllDrives: true } : { includeItemsFromAllDrives: false });
 
-/** "Nothing of its own" (the resource's verdict decides) as a `permission` event, which needs a capture. */
-const SAYS_NOTHING: PermissionCapture = { status: 'captured', acl: null };
-
 /**
  * The Google Drive provider (docs/providers/google_drive.md): shared drives and folders as resources, the files in
  * them as documents, each with its own grants as its per-document permission; incremental syncs read Drive's changes
@@ -118,6 +119,8 @@ export class GoogleDriveProvider implements ConnectorProvider {
   private readonly pageSize: number;
   private readonly maxDocumentBytes: number;
   private readonly feedLagMs: number;
+  private readonly downloadTimeoutMs: number;
+  private readonly maxPages: number;
   private readonly serverErrorRetries: number;
   private readonly maxRetryDelayMs: number;
 
@@ -127,6 +130,8 @@ export class GoogleDriveProvider implements ConnectorProvider {
     this.pageSize = Math.min(options.pageSize ?? MAX_PAGE_SIZE, MAX_PAGE_SIZE);
     this.maxDocumentBytes = options.maxDocumentBytes ?? 50 * 1024 * 1024;
     this.feedLagMs = options.feedLagMs ?? 5 * 60_000;
+    this.downloadTimeoutMs = options.downloadTimeoutMs ?? 120_000;
+    this.maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
     this.serverErrorRetries = options.serverErrorRetries ?? 3;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 2000;
   }
@@ -142,7 +147,7 @@ export class GoogleDriveProvider implements ConnectorProvider {
       maxRetryDelayMs: this.maxRetryDelayMs,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
-    return new DriveSession(api, ctx.signal, this.maxDocumentBytes);
+    return new DriveSession(api, ctx.signal, { maxDocumentBytes: this.maxDocumentBytes, downloadTimeoutMs: this.downloadTimeoutMs, maxPages: this.maxPages });
   }
 
   private pageSizeOf(resource: ResourceConfig): number {
@@ -165,12 +170,14 @@ export class GoogleDriveProvider implements ConnectorProvider {
   async discoverResources(ctx: ProviderContext): Promise<DiscoveredResource[]> {
     const session = await this.session(ctx);
     const out: DiscoveredResource[] = [];
+    const drives = new PageGuard('the list of shared drives', this.maxPages);
     let pageToken: string | undefined;
     do {
       const page = await session.drives(pageToken);
       for (const d of page.drives ?? []) out.push({ resourceId: d.id!, resourceType: 'shared_drive', name: d.name ?? d.id!, details: { drive_id: d.id } });
-      pageToken = page.nextPageToken ?? undefined;
+      pageToken = drives.next(pageToken, page.nextPageToken);
     } while (pageToken);
+    const folders = new PageGuard('the list of top folders', this.maxPages);
     do {
       const { data } = await session.listFiles('listing folders', {
         q: `mimeType = ${quoted(FOLDER_MIME)} and trashed = false and ('root' in parents or sharedWithMe)`,
@@ -182,7 +189,7 @@ export class GoogleDriveProvider implements ConnectorProvider {
       for (const f of data.files ?? []) {
         out.push({ resourceId: f.id!, resourceType: 'folder', name: f.name ?? f.id!, details: { folder_id: f.id, web_view_link: f.webViewLink ?? null, shared_with_me: !!f.sharedWithMeTime } });
       }
-      pageToken = data.nextPageToken ?? undefined;
+      pageToken = folders.next(pageToken, data.nextPageToken);
     } while (pageToken);
     return out;
   }
@@ -203,9 +210,10 @@ export class GoogleDriveProvider implements ConnectorProvider {
     const session = await this.session(ctx);
     const pageSize = this.pageSizeOf(resource);
     const driveId = scope.kind === 'shared_drive' ? scope.id : null;
+    const guard = new PageGuard(`the listing of ${scopeKey(scope)}`, this.maxPages);
     let position: WalkPosition | null = scope.kind === 'shared_drive' ? { kind: 'drive', pageToken: null } : { kind: 'tree', pending: [], batch: [scope.id], pageToken: null };
     while (position) {
-      const { files, next } = await walkPage(session, position, driveId, LISTED_FIELDS, pageSize);
+      const { files, next } = await walkPage(session, position, driveId, LISTED_FIELDS, pageSize, guard);
       for (const f of files) if (isDocument(f) && !f.trashed) yield { id: f.id!, contentHash: contentHash(f) };
       position = next;
     }
@@ -214,7 +222,7 @@ export class GoogleDriveProvider implements ConnectorProvider {
   async *sync(ctx: ProviderContext, resource: ResourceConfig, cursor: SyncCursor | null): AsyncIterable<SyncEvent> {
     const scope = scopeOf(resource);
     const session = await this.session(ctx);
-    const crawl = new Crawl(session, scope, this.pageSizeOf(resource), this.feedLagMs);
+    const crawl = new Crawl(session, scope, this.pageSizeOf(resource), this.feedLagMs, this.maxPages);
     yield* crawl.run(decodeCursor(cursor, scopeKey(scope)));
   }
 
@@ -222,7 +230,7 @@ export class GoogleDriveProvider implements ConnectorProvider {
   async *fetchDocuments(ctx: ProviderContext, resource: ResourceConfig, ids: readonly string[]): AsyncIterable<SyncEvent> {
     const scope = scopeOf(resource);
     const session = await this.session(ctx);
-    const crawl = new Crawl(session, scope, this.pageSizeOf(resource), this.feedLagMs);
+    const crawl = new Crawl(session, scope, this.pageSizeOf(resource), this.feedLagMs, this.maxPages);
     crawl.readers = await session.readers(scope.id);
     const ancestry = new Map<string, boolean>([[scope.id, true]]);
     for (const id of ids) {
@@ -258,11 +266,12 @@ async function isUnder(session: DriveSession, folderId: string | null, rootId: s
  * One page of a listing and the position after it. A shared drive is one query over the drive; a folder tree is
  * listed breadth first, the folders a page shows queued for later queries, a batch of folders per query.
  */
-async function walkPage(session: DriveSession, position: WalkPosition, driveId: string | null, fields: string, pageSize: number): Promise<{ files: DriveFile[]; next: WalkPosition | null }> {
+async function walkPage(session: DriveSession, position: WalkPosition, driveId: string | null, fields: string, pageSize: number, guard: PageGuard): Promise<{ files: DriveFile[]; next: WalkPosition | null }> {
   if (position.kind === 'drive') {
     const { data } = await session.listFiles(`listing shared drive ${driveId}`, { q: 'trashed = false', corpora: 'drive', driveId: driveId!, pageSize, pageToken: position.pageToken ?? undefined, fields: `nextPageToken,files(${fields})` });
     const files = data.files ?? [];
-    return { files, next: data.nextPageToken ? { kind: 'drive', pageToken: data.nextPageToken } : null };
+    const nextToken = guard.next(position.pageToken, data.nextPageToken, 'drive');
+    return { files, next: nextToken ? { kind: 'drive', pageToken: nextToken } : null };
   }
   const q = `(${position.batch.map((id) => `${quoted(id)} in parents`).join(' or ')}) and trashed = false`;
   const { data } = await session.listFiles(`listing folder ${position.batch[0]}${position.batch.length > 1 ? ` and ${position.batch.length - 1} more` : ''}`, {
@@ -275,7 +284,8 @@ async function walkPage(session: DriveSession, position: WalkPosition, driveId: 
   });
   const files = data.files ?? [];
   const pending = [...position.pending, ...files.filter(isFolder).map((f) => f.id!)];
-  if (data.nextPageToken) return { files, next: { kind: 'tree', pending, batch: position.batch, pageToken: data.nextPageToken } };
+  const nextToken = guard.next(position.pageToken, data.nextPageToken, q);
+  if (nextToken) return { files, next: { kind: 'tree', pending, batch: position.batch, pageToken: nextToken } };
   if (pending.length === 0) return { files, next: null };
   return { files, next: { kind: 'tree', pending: pending.slice(FOLDERS_PER_QUERY), batch: pending.slice(0, FOLDERS_PER_QUERY), pageToken: null } };
 }
@@ -287,7 +297,7 @@ async function walkPage(session: DriveSession, position: WalkPosition, driveId: 
  * them behind the mass-deletion guard.
  */
 class Crawl {
-  /** the resource's readers, against which a file's own permission is told (the cursor's, or read for the call) */
+  /** the resource's readers, against which a file public as its resource is told (the cursor's, or read for the call) */
   readers: GrantMapping = { acl: null, unresolved: 0 };
 
   constructor(
@@ -295,6 +305,7 @@ class Crawl {
     private readonly scope: DriveScope,
     private readonly pageSize: number,
     private readonly feedLagMs: number,
+    private readonly maxPages: number,
   ) {}
 
   private get driveScoped(): boolean {
@@ -304,8 +315,9 @@ class Crawl {
   async *run(saved: DriveCursor | null): AsyncGenerator<SyncEvent> {
     const cursor = saved ?? (await this.start());
     this.readers = cursor.readers;
+    const listing = new PageGuard(`the listing of ${scopeKey(this.scope)}`, this.maxPages);
     while (cursor.walk) {
-      const { files, next } = await walkPage(this.session, cursor.walk, cursor.feedDriveId, CRAWL_FIELDS, this.pageSize);
+      const { files, next } = await walkPage(this.session, cursor.walk, cursor.feedDriveId, CRAWL_FIELDS, this.pageSize, listing);
       for (const f of files) {
         if (f.trashed) continue;
         if (isFolder(f)) cursor.folders[f.id!] = { p: parentOf(f), g: grantDigest(f) };
@@ -314,12 +326,14 @@ class Crawl {
       cursor.walk = next;
       yield { kind: 'checkpoint', cursor: encodeCursor(cursor) };
     }
+    const feed = new PageGuard(`the changes feed of ${scopeKey(this.scope)}`, this.maxPages);
     for (;;) {
       const { data, serverTime } = await this.session.changes({ pageToken: cursor.pageToken, pageSize: this.pageSize, fields: `nextPageToken,newStartPageToken,changes(changeType,removed,fileId,driveId,time,file(${CRAWL_FIELDS}))`, ...feedScope(cursor.feedDriveId) });
       cursor.nextContentSince ??= (serverTime ?? Date.now()) - this.feedLagMs;
       for (const change of data.changes ?? []) yield* this.apply(change, cursor);
-      if (data.nextPageToken) {
-        cursor.pageToken = data.nextPageToken;
+      const nextToken = feed.next(cursor.pageToken, data.nextPageToken);
+      if (nextToken) {
+        cursor.pageToken = nextToken;
         yield { kind: 'checkpoint', cursor: encodeCursor(cursor) };
         continue;
       }
@@ -352,7 +366,7 @@ class Crawl {
     const readers = await this.session.readers(this.scope.id);
     const { data: pageToken, serverTime } = await this.session.startPageToken(feedDriveId);
     return {
-      v: 1,
+      v: CURSOR_VERSION,
       scope: scopeKey(this.scope),
       feedDriveId,
       pageToken,
@@ -424,7 +438,7 @@ class Crawl {
     }
     if (!isDocument(file) || !this.inScope(file, cursor)) return;
     if (contentTime(file) > cursor.contentSince) yield* this.read(file);
-    else yield { kind: 'permission', id, permission: (await this.session.permissionOf(file, this.readers)) ?? SAYS_NOTHING };
+    else yield { kind: 'permission', id, permission: await this.session.permissionOf(file, this.readers) };
   }
 
   /** The resource's readers changed: read them again, for the files' permissions captured after. */
@@ -456,15 +470,16 @@ class Crawl {
   private async *recapture(folderId: string, cursor: DriveCursor): AsyncGenerator<SyncEvent> {
     const { session, readers } = this;
     yield* this.walkUnder(folderId, cursor, async function* (file) {
-      yield { kind: 'permission', id: file.id!, permission: (await session.permissionOf(file, readers)) ?? SAYS_NOTHING };
+      yield { kind: 'permission', id: file.id!, permission: await session.permissionOf(file, readers) };
     });
   }
 
   /** Every document under a folder (the whole drive for a shared drive's id), its subfolders recorded on the way. */
   private async *walkUnder(folderId: string, cursor: DriveCursor, each: (file: DriveFile) => AsyncIterable<SyncEvent>): AsyncGenerator<SyncEvent> {
+    const guard = new PageGuard(`the listing of folder ${folderId}`, this.maxPages);
     let position: WalkPosition | null = this.driveScoped && folderId === this.scope.id ? { kind: 'drive', pageToken: null } : { kind: 'tree', pending: [], batch: [folderId], pageToken: null };
     while (position) {
-      const { files, next } = await walkPage(this.session, position, cursor.feedDriveId, CRAWL_FIELDS, this.pageSize);
+      const { files, next } = await walkPage(this.session, position, cursor.feedDriveId, CRAWL_FIELDS, this.pageSize, guard);
       for (const f of files) {
         if (f.trashed) continue;
         if (isFolder(f)) cursor.folders[f.id!] = { p: parentOf(f), g: grantDigest(f) };
