@@ -194,7 +194,8 @@ export const itemsProjection: ReadModelProjection = {
       case 'ItemChunked': {
         const d = event.data;
         await sql.query(
-          `UPDATE rm_items SET chunks_sha256 = $4, chunk_count = $5, chunked_position = $6, updated_at = $7
+          `UPDATE rm_items SET chunks_sha256 = $4, chunk_count = $5, chunked_position = $6, updated_at = $7,
+             status = CASE WHEN status = 'queued' THEN 'processing' ELSE status END
            WHERE database_id = $1 AND item_key = $2 AND content_version = $3`,
           [d.databaseId, d.itemKey, d.contentVersion, d.chunksSha256, d.chunkCount, event.position, at],
         );
@@ -344,6 +345,7 @@ async function foldItems(run: RecordedEvent[], sql: Sql): Promise<void> {
         row.chunk_count = text(d.chunkCount);
         row.chunked_position = text(event.position);
         row.updated_at = at;
+        if (row.status === 'queued') row.status = 'processing';
         dirty.add(key);
         break;
       }

@@ -1,5 +1,6 @@
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
+import { streams } from '@crs/domain/streams';
 
 describe('ingest and query through HTTP', () => {
   let t: TestApp;
@@ -324,5 +325,20 @@ describe('searchable from graph_creation on, never while queued or processing', 
     }
     await waitForStatus(t, 's', ['rq']);
     expect(await found('rq')).toEqual([true, true, true, true, true]);
+  });
+
+  it('a memory indexed in under a second writes five events: its chunk list stands for processing', async () => {
+    await ingestMemories(t, 's', [{ id: 'five', text: 'A pelican repaired the lighthouse clock on Tuesday.' }]);
+    await waitForStatus(t, 's', ['five']);
+    const db = (await t.directory.find('default', 's'))!;
+    const [{ item_key: key }] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'five'`, [db.id]);
+    const history = (await t.store.readStreams([streams.item(db.id, key)])).get(streams.item(db.id, key))!;
+    expect(history.map((e) => (e.type === 'StatusAdvanced' ? `${e.type}:${e.data.status}` : e.type))).toEqual([
+      'ItemIngested',
+      'ItemChunked',
+      'StatusAdvanced:graph_creation',
+      'GraphExtracted',
+      'StatusAdvanced:completed',
+    ]);
   });
 });

@@ -20,6 +20,9 @@ import { MemoryInference } from './stages/infer';
 import { active, type Work } from './stages/work';
 
 export { PIPELINE_DDL, type ClaimedJob } from './claim-queue';
+
+/** How long a batch chunks and embeds before its items are recorded as `processing` (PipelineOptions.processingMarkMs). */
+export const PROCESSING_MARK_MS = 1000;
 export type { PipelineOptions } from './pipeline-options';
 
 /**
@@ -129,18 +132,34 @@ export class IndexingPipeline {
     }
   }
 
-  /** processing → parse, chunk, embed → ItemChunked → (the index catches up) → graph_creation: searchable. */
+  /**
+   * parse, chunk, embed → ItemChunked (the item is `processing`) → (the index catches up) → graph_creation: searchable.
+   * An explicit `processing` status is recorded only for a batch still chunking and embedding after
+   * `processingMarkMs`: a batch of short items (memories, app items) reaches ItemChunked sooner, and a StatusAdvanced
+   * for a status that lasted a fraction of a second would be a fifth of what such an item writes to the log.
+   */
   private async indexStage(work: Work[]): Promise<void> {
     this.embedding.refuseOtherEmbedders(work);
-    await this.timed('index.processing', work.length, () => this.status.record(active(work).map((w) => this.status.advance(w, 'processing'))));
     await this.status.finishFailed(work);
 
     // Parse and chunk every item, embed all chunks in one call (filling the cache the index reads), store the chunk lists.
-    await this.timed('index.chunk_embed', work.length, async () => {
-      await this.chunker.chunkAll(work);
-      await this.embedding.embedAll(work);
-      await this.chunkLists.storeAll(work);
-    });
+    let marking: Promise<unknown> | undefined;
+    const mark = setTimeout(() => {
+      marking = this.timed('index.processing', work.length, () => this.status.record(active(work).map((w) => this.status.advance(w, 'processing'))));
+      // Awaited below; handled now so a failure before then is not an unhandled rejection.
+      marking.catch(() => undefined);
+    }, this.options.processingMarkMs ?? PROCESSING_MARK_MS);
+    try {
+      await this.timed('index.chunk_embed', work.length, async () => {
+        await this.chunker.chunkAll(work);
+        await this.embedding.embedAll(work);
+        await this.chunkLists.storeAll(work);
+      });
+    } finally {
+      clearTimeout(mark);
+      // Its appends go first: the next step decides on the streams as they left them.
+      if (marking) await marking;
+    }
     const chunked = await this.timed('index.record_chunked', work.length, () => this.chunkLists.recordChunked(work, this.embedding.modelId));
     await this.status.finishFailed(work);
     if (!active(work).length) return;

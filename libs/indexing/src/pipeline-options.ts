@@ -11,4 +11,9 @@ export interface PipelineOptions {
   pollMs: number;
   /** Max tokens per chunk. */
   chunkTokens: number;
+  /**
+   * A batch still chunking and embedding after this long has its items recorded as `processing`; a quicker batch
+   * goes straight to its chunk lists, which mean `processing` too (default PROCESSING_MARK_MS, 1 s).
+   */
+  processingMarkMs?: number;
 }

@@ -196,6 +196,16 @@ describe('item decider', () => {
     it("an older version's status does not hold back the current one", () => {
       given([ingested(0), ingested(1), advanced(0, 'completed')]).when(advance(1, 'processing')).then([advanced(1, 'processing')]);
     });
+    it('a recorded chunk list is processing: a processing status after it appends nothing, graph_creation moves on', () => {
+      const chunked = (contentVersion: number): ItemEvent => ({
+        type: 'ItemChunked',
+        data: { databaseId: 'db', itemKey: 'k1', contentVersion, chunksSha256: 'c'.repeat(64), chunkCount: 1, embedder: 'e', format: 'text', parsedBytes: 5 },
+      });
+      given([ingested(0), chunked(0)]).when(advance(0, 'processing')).thenNothing();
+      given([ingested(0), chunked(0)]).when(advance(0, 'graph_creation')).then([advanced(0, 'graph_creation')]);
+      // An older version's chunk list leaves the current version queued.
+      given([ingested(0), ingested(1), chunked(0)]).when(advance(1, 'processing')).then([advanced(1, 'processing')]);
+    });
     it('moves only forwards: never back, never to the same status', () => {
       given([ingested(0), advanced(0, 'graph_creation')]).when(advance(0, 'processing')).thenNothing();
       given([ingested(0), advanced(0, 'processing')]).when(advance(0, 'queued')).thenNothing();

@@ -59,7 +59,8 @@ export function evolveItem(state: ItemState, event: DomainEvent & { revision?: n
     case 'StatusAdvanced':
       return event.data.contentVersion === state.contentVersion ? { ...state, status: event.data.status } : state;
     case 'ItemChunked':
-      return event.data.contentVersion === state.contentVersion ? { ...state, chunked: true } : state;
+      // A chunk list recorded means the pipeline has the item: `processing`, whether or not a StatusAdvanced said so.
+      return event.data.contentVersion === state.contentVersion ? { ...state, chunked: true, status: state.status === 'queued' ? 'processing' : state.status } : state;
     case 'ItemDeleted':
       return initialItem();
     default:
