@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@lancedb/lancedb';
@@ -247,6 +247,57 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
       db.close();
       await index.close();
     }
+  });
+
+  it('removes the empty index directories superseded versions leave under _indices, once older than the retention, and only those', async () => {
+    const dir = newDir();
+    const retentionMs = 150;
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1, versionRetentionMs: retentionMs });
+    await index.createIndex('swept', { dimensions: 2 });
+    const indices = join(dir, 'swept.lance', '_indices');
+    const emptyDirs = () =>
+      readdirSync(indices)
+        .map((name) => join(indices, name))
+        .filter((path) => statSync(path).isDirectory() && readdirSync(path).length === 0);
+    // An old directory holding a file (whatever it is, it is not empty).
+    const holding = join(indices, 'holding-a-file');
+    mkdirSync(holding);
+    writeFileSync(join(holding, 'part.lance'), 'x');
+    const longAgo = new Date(Date.now() - 60_000);
+    utimesSync(holding, longAgo, longAgo);
+    const rounds = 16;
+    const pause = () => new Promise((resolve) => setTimeout(resolve, retentionMs + 20));
+    for (let i = 0; i < rounds; i++) {
+      await index.upsert('swept', [doc(2 * i, [1, i], `swept pair ${i}`), doc(2 * i + 1, [i, 1], `swept pair ${i}`)]);
+      if (i % 4 === 3) await pause(); // superseded versions age past the retention
+      await index.optimize('swept'); // a new copy of each of the 8 indexes, in new directories, every time
+    }
+    // Idle, as the cleanup pass after the last write finds it: every superseded copy is removed (their directories
+    // emptied), and one retention later swept by the next pass.
+    await pause();
+    await index.optimize('swept');
+    await pause();
+    const fresh = join(indices, 'being-written');
+    mkdirSync(fresh); // what another process may have there: an index directory it is writing right now
+    const lastOptimize = Date.now();
+    await index.optimize('swept');
+    // LanceDB's cleanup left the directories of the copies each optimize superseded (8 to 16, over a hundred here); the sweep
+    // removed every one that was empty and older than the retention.
+    expect(emptyDirs().filter((path) => statSync(path).mtimeMs < lastOptimize - retentionMs)).toEqual([]);
+    expect(readdirSync(indices).length).toBeLessThanOrEqual(3 * 8 + 2);
+    // Neither a directory modified moments ago nor one holding a file is removed.
+    expect(existsSync(fresh)).toBe(true);
+    expect(existsSync(join(holding, 'part.lance'))).toBe(true);
+    rmSync(fresh, { recursive: true });
+    rmSync(holding, { recursive: true });
+    // Every row still answers, from the indexes the live version refers to.
+    expect(await index.count('swept')).toBe(2 * rounds);
+    expect((await index.keywordSearch('swept', 'swept', { limit: 100 })).length).toBe(2 * rounds);
+    expect((await index.keywordSearch('swept', 'swept pair', { limit: 100, operator: 'phrase' })).length).toBe(2 * rounds);
+    expect((await index.keywordSearch('swept', 'pair 7', { limit: 100, operator: 'and', filter: { collections: ['c2'] } })).map((c) => c.chunkId)).toEqual(['r_00014']);
+    expect((await index.vectorSearch('swept', [1, 5], { limit: 1 }))[0].chunkId).toBe('r_00010');
+    expect((await index.getChunks('swept', ['r_00000', 'r_00031'])).map((d) => d.chunkId)).toEqual(['r_00000', 'r_00031']);
+    await index.close();
   });
 
   it('sees writes made by another instance (another process) on the same directory', async () => {
