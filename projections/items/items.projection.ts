@@ -147,7 +147,7 @@ export const itemsProjection: ReadModelProjection = {
     `CREATE OR REPLACE TRIGGER rm_items_derive_update AFTER UPDATE ON rm_items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION rm_items_derive()`,
     `CREATE OR REPLACE TRIGGER rm_items_derive_delete AFTER DELETE ON rm_items REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION rm_items_derive()`,
   ],
-  handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'ProviderPermissionChanged', 'DatabaseDeleted', 'CollectionDeleted'],
+  handles: ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'GraphExtracted', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'ProviderPermissionChanged', 'DatabaseDeleted', 'CollectionDeleted'],
   async apply(event: RecordedEvent, sql: Sql): Promise<void> {
     const at = event.metadata.occurredAt;
     switch (event.type) {
@@ -198,6 +198,16 @@ export const itemsProjection: ReadModelProjection = {
              status = CASE WHEN status = 'queued' THEN 'processing' ELSE status END
            WHERE database_id = $1 AND item_key = $2 AND content_version = $3`,
           [d.databaseId, d.itemKey, d.contentVersion, d.chunksSha256, d.chunkCount, event.position, at],
+        );
+        return;
+      }
+      case 'GraphExtracted': {
+        // Recorded once the chunks are in the search index: it stands for graph_creation (searchable) too.
+        const d = event.data;
+        await sql.query(
+          `UPDATE rm_items SET status = 'graph_creation', searchable_at = $4, updated_at = $4
+           WHERE database_id = $1 AND item_key = $2 AND content_version = $3 AND status IN ('queued', 'processing')`,
+          [d.databaseId, d.itemKey, d.contentVersion, at],
         );
         return;
       }
@@ -288,7 +298,7 @@ const DELETE = `DELETE FROM rm_items WHERE (database_id, item_key) IN (SELECT * 
 const keyOf = (databaseId: string, itemKey: string) => `${databaseId.toLowerCase()}\u0000${itemKey}`;
 
 /** The events `foldItems` folds onto an item's row: every handled one but the set-wide deletions. */
-const ROW_EVENTS = ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'ProviderPermissionChanged'] as const;
+const ROW_EVENTS = ['ItemIngested', 'StatusAdvanced', 'ItemChunked', 'GraphExtracted', 'ItemDeleted', 'ItemMetadataUpdated', 'AclChanged', 'ProviderPermissionChanged'] as const;
 
 /** Item events (no set-wide deletions) folded onto their rows in memory, then written back in three statements. */
 async function foldItems(run: RecordedEvent[], sql: Sql): Promise<void> {
@@ -346,6 +356,15 @@ async function foldItems(run: RecordedEvent[], sql: Sql): Promise<void> {
         row.chunked_position = text(event.position);
         row.updated_at = at;
         if (row.status === 'queued') row.status = 'processing';
+        dirty.add(key);
+        break;
+      }
+      case 'GraphExtracted': {
+        const d = event.data;
+        if (!row || Number(row.content_version) !== Number(d.contentVersion) || (row.status !== 'queued' && row.status !== 'processing')) break;
+        row.status = 'graph_creation';
+        row.searchable_at = at;
+        row.updated_at = at;
         dirty.add(key);
         break;
       }

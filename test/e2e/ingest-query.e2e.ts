@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ingestMemories, postMultipart, waitForStatus } from '../support/ingest';
 import { streams } from '@crs/domain/streams';
+import { decideOnItem } from '@crs/eventstore/item-stream';
 
 describe('ingest and query through HTTP', () => {
   let t: TestApp;
@@ -316,6 +317,8 @@ describe('searchable from graph_creation on, never while queued or processing', 
       // graph_creation: the index stage goes on, the graph stage is held before completed.
       indexRelease.open();
       await graphing.opened;
+      // The graph stage may claim the item before the items read model has applied its GraphExtracted.
+      expect(await waitFor(await t.store.headPosition(), ['items'], 5000)).toBe(true);
       expect(await statusOf('rq')).toBe('graph_creation');
       expect(await found('rq')).toEqual([true, true, true, true, true]);
     } finally {
@@ -327,7 +330,45 @@ describe('searchable from graph_creation on, never while queued or processing', 
     expect(await found('rq')).toEqual([true, true, true, true, true]);
   });
 
-  it('a memory indexed in under a second writes five events: its chunk list stands for processing', async () => {
+  it('an item a log left at graph_creation by a StatusAdvanced, without a graph, gets its graph and completes', async () => {
+    await t.pipeline.stop();
+    try {
+      await ingestMemories(t, 's', [{ id: 'old', text: 'A walrus painted the harbour crane in Reykjavik.' }]);
+      const db = (await t.directory.find('default', 's'))!;
+      const [row] = await t.ds.query(`SELECT item_key, item_id, collection, store, content_version FROM rm_items WHERE database_id = $1 AND item_id = 'old'`, [db.id]);
+      const ids = { databaseId: db.id, itemKey: row.item_key, itemId: row.item_id, collection: row.collection, store: row.store };
+      const ctx = { orgId: 'default', actor: 'system:pipeline' };
+      const text = 'A walrus painted the harbour crane in Reykjavik.';
+      const chunksSha256 = await t.blobs.put(db.id, JSON.stringify([{ index: 0, text, startChar: 0, endChar: text.length }]));
+      // Every status move a StatusAdvanced of its own, as such a log has them.
+      await decideOnItem(t.store, ctx, db.id, row.item_key, () => [{ type: 'StatusAdvanced', data: { ...ids, contentVersion: row.content_version, status: 'processing' } }]);
+      const chunkedAt = await decideOnItem(t.store, ctx, db.id, row.item_key, () => [
+        { type: 'ItemChunked', data: { databaseId: db.id, itemKey: row.item_key, contentVersion: row.content_version, chunksSha256, chunkCount: 1, embedder: t.embedder.modelId, format: 'text', parsedBytes: text.length } },
+      ]);
+      expect(await t.runner.waitFor(chunkedAt!, ['search-index', 'items'], 10_000)).toBe(true);
+      const searchableAt = await decideOnItem(t.store, ctx, db.id, row.item_key, () => [{ type: 'StatusAdvanced', data: { ...ids, contentVersion: row.content_version, status: 'graph_creation' } }]);
+      expect(await t.runner.waitFor(searchableAt!, ['items'], 5000)).toBe(true);
+      expect(await statusOf('old')).toBe('graph_creation');
+    } finally {
+      t.pipeline.start();
+    }
+    await waitForStatus(t, 's', ['old']);
+    const db = (await t.directory.find('default', 's'))!;
+    const [{ item_key: key }] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'old'`, [db.id]);
+    const history = (await t.store.readStreams([streams.item(db.id, key)])).get(streams.item(db.id, key))!;
+    expect(history.map((e) => (e.type === 'StatusAdvanced' ? `${e.type}:${e.data.status}` : e.type))).toEqual([
+      'ItemIngested',
+      'StatusAdvanced:processing',
+      'ItemChunked',
+      'StatusAdvanced:graph_creation',
+      'GraphExtracted',
+      'StatusAdvanced:completed',
+    ]);
+    const [{ n }] = await t.ds.query(`SELECT count(*)::int AS n FROM rm_graph_mentions WHERE database_id = $1 AND item_key = $2`, [db.id, key]);
+    expect(n).toBeGreaterThan(0);
+  });
+
+  it('a memory indexed in under a second writes four events: its chunk list stands for processing, its graph for graph_creation', async () => {
     await ingestMemories(t, 's', [{ id: 'five', text: 'A pelican repaired the lighthouse clock on Tuesday.' }]);
     await waitForStatus(t, 's', ['five']);
     const db = (await t.directory.find('default', 's'))!;
@@ -336,7 +377,6 @@ describe('searchable from graph_creation on, never while queued or processing', 
     expect(history.map((e) => (e.type === 'StatusAdvanced' ? `${e.type}:${e.data.status}` : e.type))).toEqual([
       'ItemIngested',
       'ItemChunked',
-      'StatusAdvanced:graph_creation',
       'GraphExtracted',
       'StatusAdvanced:completed',
     ]);

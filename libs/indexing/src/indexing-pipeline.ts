@@ -26,8 +26,9 @@ export const PROCESSING_MARK_MS = 1000;
 export type { PipelineOptions } from './pipeline-options';
 
 /**
- * The indexing pipeline: queued → processing → (parse, chunk, embed, index) → graph_creation → (graph) →
- * completed, or errored with a code. Work is claimed through leases in Postgres (INSERT ... ON CONFLICT, so
+ * The indexing pipeline: queued → processing → (parse, chunk, embed, index, extract the graph) → graph_creation →
+ * (the graph read model catches up, inference) → completed, or errored with a code. A memory writes four events:
+ * ItemIngested, ItemChunked (processing), GraphExtracted (graph_creation) and StatusAdvanced completed. Work is claimed through leases in Postgres (INSERT ... ON CONFLICT, so
  * several workers compete safely); a worker killed mid-item leaves a lease that expires and the item is
  * redone. Chunk ids are deterministic and status moves are decided on the item stream with an expected
  * revision, so a redo never duplicates chunks or statuses.
@@ -73,7 +74,7 @@ export class IndexingPipeline {
     this.embedding = new ChunkEmbedder(embedder);
     this.chunkLists = new ChunkLists(blobs, this.status);
     this.indexWait = new IndexWait(store, runner, this.steps);
-    this.graph = new GraphExtraction(blobs, runner, this.steps, this.status);
+    this.graph = new GraphExtraction(store, blobs, runner, this.steps, this.status);
     this.memoryInference = new MemoryInference(ds, store, blobs, inference, this.status, () => this.wake());
   }
 
@@ -133,10 +134,10 @@ export class IndexingPipeline {
   }
 
   /**
-   * parse, chunk, embed → ItemChunked (the item is `processing`) → (the index catches up) → graph_creation: searchable.
-   * An explicit `processing` status is recorded only for a batch still chunking and embedding after
-   * `processingMarkMs`: a batch of short items (memories, app items) reaches ItemChunked sooner, and a StatusAdvanced
-   * for a status that lasted a fraction of a second would be a fifth of what such an item writes to the log.
+   * parse, chunk, embed → ItemChunked (the item is `processing`) → (the index catches up) → the graph extracted →
+   * GraphExtracted (`graph_creation`: searchable). No status event of its own for either move: the events the steps
+   * record say it. An explicit `processing` status is recorded only for a batch still chunking and embedding after
+   * `processingMarkMs` (large files, a slow remote embedder); a batch of short items reaches ItemChunked sooner.
    */
   private async indexStage(work: Work[]): Promise<void> {
     this.embedding.refuseOtherEmbedders(work);
@@ -164,16 +165,20 @@ export class IndexingPipeline {
     await this.status.finishFailed(work);
     if (!active(work).length) return;
     await this.indexWait.untilIndexed(chunked, work.length);
-    await this.timed('index.record_searchable', work.length, () => this.status.record(active(work).map((w) => this.status.advance(w, 'graph_creation'))));
+    // Searchable: the graph of the chunks in hand is recorded, and its GraphExtracted stands for graph_creation.
+    await this.timed('index.record_searchable', work.length, () => this.graph.recordGraphs(work));
     await this.queue.release(active(work).map((w) => w.job));
     this.wake();
   }
 
-  /** Graph extraction → GraphExtracted → (the graph catches up) → inference for `infer` items → completed. */
+  /** (the graph catches up) → inference for `infer` items → completed. */
   private async graphStage(work: Work[]): Promise<void> {
     await this.status.finishFailed(work);
-    await this.graph.loadChunkLists(work);
-    await this.graph.graphAll(work);
+    // Items that reached graph_creation by a StatusAdvanced (logs written before the index stage recorded graphs).
+    const ungraphed = work.filter((w) => !w.graphed);
+    await this.graph.loadChunkLists(ungraphed);
+    const recorded = await this.graph.recordGraphs(ungraphed);
+    await this.graph.untilGraphed(recorded, work);
     await this.memoryInference.inferAll(work);
     await this.timed('graph.record_completed', work.length, () => this.status.record(active(work).map((w) => this.status.advance(w, 'completed'))));
     await this.queue.release(active(work).map((w) => w.job));

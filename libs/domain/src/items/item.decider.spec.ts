@@ -206,6 +206,19 @@ describe('item decider', () => {
       // An older version's chunk list leaves the current version queued.
       given([ingested(0), ingested(1), chunked(0)]).when(advance(1, 'processing')).then([advanced(1, 'processing')]);
     });
+    it('a recorded graph is graph_creation: a graph_creation status after it appends nothing, completed moves on', () => {
+      const graphed = (contentVersion: number): ItemEvent => ({
+        type: 'GraphExtracted',
+        data: { databaseId: 'db', itemKey: 'k1', contentVersion, collection: 'c', graphSha256: 'g'.repeat(64), entityCount: 1, relationCount: 0, extractor: 'x' },
+      });
+      given([ingested(0), graphed(0)]).when(advance(0, 'graph_creation')).thenNothing();
+      given([ingested(0), graphed(0)]).when(advance(0, 'processing')).thenNothing();
+      given([ingested(0), graphed(0)]).when(advance(0, 'completed')).then([advanced(0, 'completed')]);
+      // It never moves a status back, nor out of a terminal one.
+      given([ingested(0), advanced(0, 'completed'), graphed(0)]).when(advance(0, 'completed')).thenNothing();
+      given([ingested(0), advanced(0, 'errored', { errorCode: 'X' }), graphed(0)]).when(advance(0, 'completed')).thenNothing();
+      given([ingested(0), ingested(1), graphed(0)]).when(advance(1, 'graph_creation')).then([advanced(1, 'graph_creation')]);
+    });
     it('moves only forwards: never back, never to the same status', () => {
       given([ingested(0), advanced(0, 'graph_creation')]).when(advance(0, 'processing')).thenNothing();
       given([ingested(0), advanced(0, 'processing')]).when(advance(0, 'queued')).thenNothing();

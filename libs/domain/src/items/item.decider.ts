@@ -24,6 +24,11 @@ export interface ItemState {
 }
 export const initialItem = (): ItemState => ({ live: false, contentVersion: null, status: null, chunked: false });
 
+const ORDER: IndexingStatus[] = ['queued', 'processing', 'graph_creation', 'completed'];
+
+/** A status the pipeline has not yet passed `status` from (never a terminal one: errored is not in ORDER). */
+const isBefore = (current: IndexingStatus | null, status: IndexingStatus): boolean => current !== null && ORDER.includes(current) && ORDER.indexOf(current) < ORDER.indexOf(status);
+
 /**
  * `revision` is the event's revision in the stream (the ItemIngested revision becomes the content version). An event
  * of another family leaves the state as it is.
@@ -55,12 +60,13 @@ export function evolveItem(state: ItemState, event: DomainEvent & { revision?: n
     case 'InferenceCompleted':
       return event.data.contentVersion === state.contentVersion ? { ...state, inferred: true } : state;
     case 'GraphExtracted':
-      return event.data.contentVersion === state.contentVersion ? { ...state, graphed: true } : state;
+      // Recorded once the chunks are in the search index, so it stands for `graph_creation` (searchable) as well.
+      return event.data.contentVersion === state.contentVersion ? { ...state, graphed: true, status: isBefore(state.status, 'graph_creation') ? 'graph_creation' : state.status } : state;
     case 'StatusAdvanced':
       return event.data.contentVersion === state.contentVersion ? { ...state, status: event.data.status } : state;
     case 'ItemChunked':
       // A chunk list recorded means the pipeline has the item: `processing`, whether or not a StatusAdvanced said so.
-      return event.data.contentVersion === state.contentVersion ? { ...state, chunked: true, status: state.status === 'queued' ? 'processing' : state.status } : state;
+      return event.data.contentVersion === state.contentVersion ? { ...state, chunked: true, status: isBefore(state.status, 'processing') ? 'processing' : state.status } : state;
     case 'ItemDeleted':
       return initialItem();
     default:
@@ -87,7 +93,6 @@ export type ItemCommand =
   | { type: 'Delete'; ids: ItemIds }
   | { type: 'Advance'; contentVersion: number; status: IndexingStatus; errorCode?: string; message?: string; ids: ItemIds };
 
-const ORDER: IndexingStatus[] = ['queued', 'processing', 'graph_creation', 'completed'];
 
 /** The same principals in the same order (stored ACLs are normalized, so equal lists are equal arrays). */
 const sameList = (a: string[], b: string[] | undefined): boolean => b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);

@@ -1,4 +1,6 @@
 import { lastPosition, type ItemDecision } from '@crs/eventstore/item-stream';
+import type { BatchOutcome } from '@crs/eventstore/command-handling';
+import type { EventStore } from '@crs/eventstore/event-store.port';
 import type { StepClock } from '@crs/domain/step-clock';
 import type { BlobStore } from '@crs/persistence/blob-store';
 import type { ProjectionRunner } from '@crs/persistence/projection-runner';
@@ -10,16 +12,20 @@ import { active, IO_CONCURRENCY, type Work } from './work';
 /** Recorded with every extraction, so a change of extractor is visible in the log. */
 const GRAPH_EXTRACTOR = 'wink-lexicon-v2';
 
-/** Graph extraction of a batch: its chunk lists read back, entities and relations recorded, the graph caught up. */
+/**
+ * Graph extraction of a batch. The index stage records each item's graph once its chunks are in the search index
+ * (GraphExtracted then stands for graph_creation: searchable); the graph stage waits until the graph read model has it.
+ */
 export class GraphExtraction {
   constructor(
+    private readonly store: EventStore,
     private readonly blobs: BlobStore,
     private readonly runner: ProjectionRunner,
     private readonly steps: StepClock,
     private readonly status: StatusRecorder,
   ) {}
 
-  /** Reads back the chunk list each item's ItemChunked recorded. */
+  /** Reads back the chunk list each item's ItemChunked recorded (items whose chunks this batch has not made). */
   async loadChunkLists(work: Work[]): Promise<void> {
     await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
       try {
@@ -32,10 +38,10 @@ export class GraphExtraction {
   }
 
   /**
-   * Entities and relations into the context graph; the result is recorded (blob + GraphExtracted), never recomputed
-   * on replay.
+   * Entities and relations of each item's chunks, recorded (blob + GraphExtracted) and never recomputed on replay; an
+   * item whose stream already has them appends nothing.
    */
-  async graphAll(work: Work[]): Promise<void> {
+  async recordGraphs(work: Work[]): Promise<BatchOutcome<unknown>[]> {
     const decisions: ItemDecision[] = [];
     const started = process.hrtime.bigint();
     await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
@@ -55,9 +61,21 @@ export class GraphExtraction {
       }
     });
     this.steps.add('graph.extract', work.length, started);
-    const graphedAt = lastPosition(await this.steps.timed('graph.record_graph', work.length, () => this.status.record(decisions)));
-    // `completed` means the graph is queryable too.
-    if (graphedAt !== null && !(await this.steps.timed('graph.wait_graph', work.length, () => this.runner.waitFor(graphedAt, ['graph'], 60_000)))) {
+    return this.steps.timed('graph.record_graph', work.length, () => this.status.record(decisions));
+  }
+
+  /**
+   * Until the graph read model has every item's GraphExtracted (`completed` means the graph is queryable too): the
+   * position this batch appended them at, or the head when one was recorded before (by the index stage, or an earlier
+   * attempt).
+   */
+  async untilGraphed(recorded: BatchOutcome<unknown>[], work: Work[]): Promise<void> {
+    const pending = active(work);
+    if (!pending.length) return;
+    const appendedAt = lastPosition(recorded);
+    const all = appendedAt !== null && recorded.length === pending.length && recorded.every((o) => o.events?.length);
+    const graphedAt = all ? appendedAt : await this.store.headPosition();
+    if (!(await this.steps.timed('graph.wait_graph', work.length, () => this.runner.waitFor(graphedAt, ['graph'], 60_000)))) {
       throw new Error('the graph did not catch up in time');
     }
   }

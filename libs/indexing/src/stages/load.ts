@@ -40,7 +40,7 @@ export class BatchLoader {
       // Deleted, superseded by a newer version, or already finished: nothing to do.
       if (!w || !state?.live || item!.content_version !== job.content_version || state.contentVersion !== job.content_version) gone.push(job);
       else if (state.status === 'queued' || state.status === 'processing') indexing.push(w);
-      else if (state.status === 'graph_creation') graphing.push(w);
+      else if (state.status === 'graph_creation') graphing.push({ ...w, graphed: state.graphed === true });
       else gone.push(job);
     }
     return { indexing, graphing, gone };

@@ -16,6 +16,8 @@ export interface Work {
   format?: string;
   parsedBytes?: number;
   chunksSha256?: string;
+  /** its stream already records the current version's graph (GraphExtracted), as the index stage leaves it */
+  graphed?: boolean;
   /** a recorded failure: the item ends `errored` with this code */
   failure?: PipelineFailure;
   /** an unexpected error: the lease is kept, so it expires and the item is redone */
