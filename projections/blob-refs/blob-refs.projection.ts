@@ -78,11 +78,11 @@ async function applyRun(events: RecordedEvent[], sql: Sql): Promise<void> {
   }
   if (unnamed.length) {
     // Before the named ones: the table as it was before the run. An item whose collection is unknown (deleted since)
-    // references nothing.
+    // references nothing. One key lookup per event (the LIMIT keeps the planner from hashing every item instead).
     await sql.query(
       `INSERT INTO rm_blob_refs (database_id, sha256, collection)
        SELECT u.d, decode(u.s, 'hex'), i.collection FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(d, k, s)
-       JOIN rm_blob_ref_items i ON i.database_id = u.d AND i.item_key = u.k
+       JOIN LATERAL (SELECT collection FROM rm_blob_ref_items i WHERE i.database_id = u.d AND i.item_key = u.k LIMIT 1) i ON true
        ON CONFLICT DO NOTHING`,
       [0, 1, 2].map((i) => unnamed.map((r) => r[i])),
     );
