@@ -106,7 +106,7 @@ describe('deleting a collection removes its blobs from disk', () => {
     await waitForStatus(t, 'sweep', ['own', 'both', 'renewed', 'long'], ['completed'], 30_000, 'doomed');
     await waitForStatus(t, 'sweep', ['both'], ['completed'], 30_000, 'kept');
     const db = (await t.directory.find('default', 'sweep'))!;
-    const refs = async (collection: string): Promise<string[]> => (await t.ds.query('SELECT DISTINCT sha256 FROM rm_blob_refs WHERE database_id = $1 AND collection = $2', [db.id, collection])).map((r: any) => r.sha256 as string);
+    const refs = async (collection: string): Promise<string[]> => (await t.ds.query(`SELECT encode(sha256, 'hex') AS sha256 FROM rm_blob_refs WHERE database_id = $1 AND collection = $2`, [db.id, collection])).map((r: any) => r.sha256 as string);
     const stored = new Map<string, boolean>();
     const storedNow = async (shas: string[]) => {
       for (const sha of shas) stored.set(sha, await t.blobs.has(db.id, sha));
