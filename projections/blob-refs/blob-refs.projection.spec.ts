@@ -81,4 +81,13 @@ describe('blob-refs projection', () => {
     expect(await referencedBlobs(ds, db, [sha('1')])).toEqual(new Set());
     expect((await ds.query('SELECT count(*)::int AS n FROM rm_blob_ref_items'))[0].n).toBe(0);
   });
+
+  it('leaves out an event whose item key or blob hash the service could not have made, and goes on', async () => {
+    const odd = recorded('ItemIngested', { databaseId: db, itemKey: 'k1', collection: 'a', content: { sha256: sha('1') } });
+    const upper = recorded('GraphExtracted', { databaseId: db, itemKey: key('a', 'x'), collection: 'a', graphSha256: sha('A') });
+    await blobRefsProjection.applyBatch!([odd, upper, ingested(db, 'a', 'x', sha('2'))], ds);
+    await apply(odd, upper);
+    expect(await blobsOnlyIn(ds, db, 'a')).toEqual([sha('2')]);
+    expect((await ds.query('SELECT count(*)::int AS n FROM rm_blob_ref_items'))[0].n).toBe(1);
+  });
 });

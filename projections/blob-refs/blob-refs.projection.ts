@@ -50,6 +50,10 @@ export const blobRefsProjection: ReadModelProjection = {
 
 const isDeletion = (e: RecordedEvent) => e.type === 'CollectionDeleted' || e.type === 'DatabaseDeleted';
 
+/** What `itemKey` makes (32 hex digits, stored as a uuid) and a blob's address (sha256, lowercase hex). */
+const ITEM_KEY = /^[0-9a-f]{32}$/;
+const SHA256 = /^[0-9a-f]{64}$/;
+
 /** A run of reference events (an item's ItemIngested before its others), or one deletion. */
 async function applyRun(events: RecordedEvent[], sql: Sql): Promise<void> {
   const named: [string, string, string, string][] = [];
@@ -58,6 +62,9 @@ async function applyRun(events: RecordedEvent[], sql: Sql): Promise<void> {
   // the outcome is that of applying the events one by one (a key hashes its collection: every event agrees).
   const collectionOf = new Map<string, string>();
   const reference = (d: { databaseId: string; itemKey: string }, sha: string, collection?: string) => {
+    // Keys and hashes the service did not make (no blob is stored under them) are left out rather than let a cast stop
+    // the projection.
+    if (!ITEM_KEY.test(d.itemKey) || !SHA256.test(sha)) return;
     const key = `${d.databaseId}/${d.itemKey}`;
     if (collection !== undefined) collectionOf.set(key, collection);
     const known = collectionOf.get(key);
