@@ -89,8 +89,9 @@ export async function spawnService(opts: SpawnServiceOptions = {}): Promise<Serv
     LOG_LEVEL: 'warn',
     ...(opts.env ?? {}),
   };
-  // As `npm start` and the container image run it: two malloc arenas (docs/operations.md), unless the caller says otherwise.
-  const childEnv: NodeJS.ProcessEnv = { MALLOC_ARENA_MAX: '2', ...process.env, ...env };
+  // As `npm start` and the container image run it: two malloc arenas and a 1 GiB JavaScript heap limit
+  // (docs/operations.md), unless the caller says otherwise.
+  const childEnv: NodeJS.ProcessEnv = { MALLOC_ARENA_MAX: '2', NODE_OPTIONS: '--max-old-space-size=1024', ...process.env, ...env };
   delete childEnv.DATABASE_URL; // always the embedded default unless the caller passes one in opts.env
   if (opts.env?.DATABASE_URL) childEnv.DATABASE_URL = opts.env.DATABASE_URL;
   const logFile = opts.logFile ?? join(dataDir, 'service.log');
