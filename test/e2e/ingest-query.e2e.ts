@@ -330,6 +330,14 @@ describe('searchable from graph_creation on, never while queued or processing', 
     expect(await found('rq')).toEqual([true, true, true, true, true]);
   });
 
+  /** An item's stream as event types, a StatusAdvanced with its status. */
+  const historyOf = async (id: string) => {
+    const db = (await t.directory.find('default', 's'))!;
+    const [{ item_key: key }] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = $2`, [db.id, id]);
+    const history = (await t.store.readStreams([streams.item(db.id, key)])).get(streams.item(db.id, key))!;
+    return { db, key, events: history.map((e) => (e.type === 'StatusAdvanced' ? `${e.type}:${e.data.status}` : e.type)) };
+  };
+
   it('an item a log left at graph_creation by a StatusAdvanced, without a graph, gets its graph and completes', async () => {
     await t.pipeline.stop();
     try {
@@ -353,10 +361,8 @@ describe('searchable from graph_creation on, never while queued or processing', 
       t.pipeline.start();
     }
     await waitForStatus(t, 's', ['old']);
-    const db = (await t.directory.find('default', 's'))!;
-    const [{ item_key: key }] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'old'`, [db.id]);
-    const history = (await t.store.readStreams([streams.item(db.id, key)])).get(streams.item(db.id, key))!;
-    expect(history.map((e) => (e.type === 'StatusAdvanced' ? `${e.type}:${e.data.status}` : e.type))).toEqual([
+    const { db, key, events } = await historyOf('old');
+    expect(events).toEqual([
       'ItemIngested',
       'StatusAdvanced:processing',
       'ItemChunked',
@@ -371,10 +377,7 @@ describe('searchable from graph_creation on, never while queued or processing', 
   it('a memory indexed in under a second writes four events: its chunk list stands for processing, its graph for graph_creation', async () => {
     await ingestMemories(t, 's', [{ id: 'five', text: 'A pelican repaired the lighthouse clock on Tuesday.' }]);
     await waitForStatus(t, 's', ['five']);
-    const db = (await t.directory.find('default', 's'))!;
-    const [{ item_key: key }] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'five'`, [db.id]);
-    const history = (await t.store.readStreams([streams.item(db.id, key)])).get(streams.item(db.id, key))!;
-    expect(history.map((e) => (e.type === 'StatusAdvanced' ? `${e.type}:${e.data.status}` : e.type))).toEqual([
+    expect((await historyOf('five')).events).toEqual([
       'ItemIngested',
       'ItemChunked',
       'GraphExtracted',
