@@ -68,7 +68,7 @@ export class ClaimQueue {
   /**
    * Claims up to `n` items of a stage whose lease is free or expired: the index stage (queued, processing) first,
    * the graph stage (graph_creation) with what is left, so new content becomes searchable before older content
-   * gets its graph. Under a sustained burst the graph stage waits; `completed` then lags behind `graph_creation`.
+   * completes. Under a sustained burst the graph stage waits; `completed` then lags behind `graph_creation`.
    */
   async claim(n: number): Promise<ClaimedJob[]> {
     const indexing = await this.claimStage('index', n);

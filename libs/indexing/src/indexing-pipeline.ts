@@ -28,9 +28,9 @@ export type { PipelineOptions } from './pipeline-options';
 /**
  * The indexing pipeline: queued → processing → (parse, chunk, embed, index, extract the graph) → graph_creation →
  * (the graph read model catches up, inference) → completed, or errored with a code. A memory writes four events:
- * ItemIngested, ItemChunked (processing), GraphExtracted (graph_creation) and StatusAdvanced completed. Work is claimed through leases in Postgres (INSERT ... ON CONFLICT, so
- * several workers compete safely); a worker killed mid-item leaves a lease that expires and the item is
- * redone. Chunk ids are deterministic and status moves are decided on the item stream with an expected
+ * ItemIngested, ItemChunked (processing), GraphExtracted (graph_creation) and StatusAdvanced completed. Work is
+ * claimed through leases in Postgres (INSERT ... ON CONFLICT, so several workers compete safely); a worker killed
+ * mid-item leaves a lease that expires and the item is redone. Chunk ids are deterministic and status moves are decided on the item stream with an expected
  * revision, so a redo never duplicates chunks or statuses.
  *
  * Items go through in batches: each step decides on every item stream of the batch with one read and one atomic
@@ -174,7 +174,7 @@ export class IndexingPipeline {
   /** (the graph catches up) → inference for `infer` items → completed. */
   private async graphStage(work: Work[]): Promise<void> {
     await this.status.finishFailed(work);
-    // Items that reached graph_creation by a StatusAdvanced (logs written before the index stage recorded graphs).
+    // Items that reached graph_creation by a StatusAdvanced (a log with a status event for every move) have no graph yet.
     const ungraphed = work.filter((w) => !w.graphed);
     await this.graph.loadChunkLists(ungraphed);
     const recorded = await this.graph.recordGraphs(ungraphed);

@@ -8,8 +8,9 @@ import type { ClaimQueue } from '../claim-queue';
 import { PipelineFailure, type Work } from './work';
 
 /**
- * Records a batch's decisions on its item streams: status moves (processing, graph_creation, completed), failures
- * (errored with a code, and the lease released) and unexpected errors (the lease kept, so the item is redone).
+ * Records a batch's decisions on its item streams: status moves (processing for a batch still at work after a second,
+ * completed), failures (errored with a code, and the lease released) and unexpected errors (the lease kept, so the
+ * item is redone).
  */
 export class StatusRecorder {
   constructor(
