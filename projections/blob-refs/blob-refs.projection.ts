@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from '@crs/persistence/data-source';
 import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
+import { HEX_SHA256 } from './blob-refs.queries';
 
 /**
  * Which collection's items reference each blob (raw content, chunk lists, graphs, inferred facts): what a collection's
@@ -50,9 +51,8 @@ export const blobRefsProjection: ReadModelProjection = {
 
 const isDeletion = (e: RecordedEvent) => e.type === 'CollectionDeleted' || e.type === 'DatabaseDeleted';
 
-/** What `itemKey` makes (32 hex digits, stored as a uuid) and a blob's address (sha256, lowercase hex). */
+/** What `itemKey` makes: 32 hex digits, stored as a uuid. */
 const ITEM_KEY = /^[0-9a-f]{32}$/;
-const SHA256 = /^[0-9a-f]{64}$/;
 
 /** A run of reference events (an item's ItemIngested before its others), or one deletion. */
 async function applyRun(events: RecordedEvent[], sql: Sql): Promise<void> {
@@ -64,7 +64,7 @@ async function applyRun(events: RecordedEvent[], sql: Sql): Promise<void> {
   const reference = (d: { databaseId: string; itemKey: string }, sha: string, collection?: string) => {
     // Keys and hashes the service did not make (no blob is stored under them) are left out rather than let a cast stop
     // the projection.
-    if (!ITEM_KEY.test(d.itemKey) || !SHA256.test(sha)) return;
+    if (!ITEM_KEY.test(d.itemKey) || !HEX_SHA256.test(sha)) return;
     const key = `${d.databaseId}/${d.itemKey}`;
     if (collection !== undefined) collectionOf.set(key, collection);
     const known = collectionOf.get(key);

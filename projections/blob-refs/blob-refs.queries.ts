@@ -15,7 +15,7 @@ export interface BlobRefItemRow {
 }
 
 /** A blob's sha256 as the lowercase hex its events and files name it by. */
-const HEX_SHA256 = /^[0-9a-f]{64}$/;
+export const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 /**
  * The blobs only the given collection's items reference (its deletion may remove them from disk), given every read

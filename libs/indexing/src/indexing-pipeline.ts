@@ -20,18 +20,18 @@ import { MemoryInference } from './stages/infer';
 import { active, type Work } from './stages/work';
 
 export { PIPELINE_DDL, type ClaimedJob } from './claim-queue';
+export type { PipelineOptions } from './pipeline-options';
 
 /** How long a batch chunks and embeds before its items are recorded as `processing` (PipelineOptions.processingMarkMs). */
 export const PROCESSING_MARK_MS = 1000;
-export type { PipelineOptions } from './pipeline-options';
 
 /**
  * The indexing pipeline: queued → processing → (parse, chunk, embed, index, extract the graph) → graph_creation →
  * (the graph read model catches up, inference) → completed, or errored with a code. A memory writes four events:
  * ItemIngested, ItemChunked (processing), GraphExtracted (graph_creation) and StatusAdvanced completed. Work is
  * claimed through leases in Postgres (INSERT ... ON CONFLICT, so several workers compete safely); a worker killed
- * mid-item leaves a lease that expires and the item is redone. Chunk ids are deterministic and status moves are decided on the item stream with an expected
- * revision, so a redo never duplicates chunks or statuses.
+ * mid-item leaves a lease that expires and the item is redone. Chunk ids are deterministic and status moves are
+ * decided on the item stream with an expected revision, so a redo never duplicates chunks or statuses.
  *
  * Items go through in batches: each step decides on every item stream of the batch with one read and one atomic
  * append (see decideOnItems), embeddings are computed in one call, and the batch waits once for the index.
