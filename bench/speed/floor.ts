@@ -21,6 +21,9 @@ import { latencySummary, round } from '../lib/stats';
  */
 export const FLOOR_POOL = candidatePool(POOL_DEFAULTS, 10);
 
+/** The service's default pool per engine call for a body's `max_results` (10 when absent). */
+const poolFor = (body: { max_results?: number }) => candidatePool(POOL_DEFAULTS, body.max_results ?? 10);
+
 export interface FloorTables {
   memory?: string;
   knowledge?: string;
@@ -95,13 +98,13 @@ export class EngineFloor {
           vectorOnly
             ? Promise.resolve(0)
             : (() => {
-                const q = table.query().fullTextSearch(new MatchQuery(body.query, FTS_COLUMN, { operator: Operator.Or })).select([...LEAN_COLUMNS, '_score']).limit(FLOOR_POOL);
+                const q = table.query().fullTextSearch(new MatchQuery(body.query, FTS_COLUMN, { operator: Operator.Or })).select([...LEAN_COLUMNS, '_score']).limit(poolFor(body));
                 if (where) q.where(where);
                 return q.toArrow().then((r) => r.numRows);
               })(),
           vector
             ? (() => {
-                const q = table.vectorSearch(vector).distanceType('cosine').select([...LEAN_COLUMNS, '_distance']).limit(FLOOR_POOL);
+                const q = table.vectorSearch(vector).distanceType('cosine').select([...LEAN_COLUMNS, '_distance']).limit(poolFor(body));
                 if (where) q.where(where);
                 return q.toArrow().then((r) => r.numRows);
               })()

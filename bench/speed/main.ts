@@ -19,6 +19,8 @@ const USAGE = `npm run bench:speed -- [options]
   --ingest-concurrency 2    ingest requests in flight
   --scenarios "<name>,..."  only these query scenarios (${SCENARIOS.map((s) => s.name).join('; ')})
   --seed 42                 corpus and query seed
+  --corpus mixed|memories   mixed (default): 40% memories, 35% documents, 25% app items; memories: memories only,
+                            for a conversation-sized database (--size 600 --corpus memories)
   --profile                 run the service under node --cpu-prof and summarise the profile per phase
   --pg-statements           run Postgres with pg_stat_statements and report each ingest phase's heaviest statements
   --ingest-only             stop after ingest (no query load, no rebuild)
@@ -35,7 +37,7 @@ export function parseSize(s: string): number {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2), {
-    size: 'string', full: 'boolean', duration: 'string', connections: 'string', 'ingest-concurrency': 'string', scenarios: 'string', seed: 'string', profile: 'boolean', 'pg-statements': 'boolean', 'ingest-only': 'boolean', 'keep-data': 'boolean', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean',
+    size: 'string', full: 'boolean', duration: 'string', connections: 'string', 'ingest-concurrency': 'string', scenarios: 'string', seed: 'string', corpus: 'string', profile: 'boolean', 'pg-statements': 'boolean', 'ingest-only': 'boolean', 'keep-data': 'boolean', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean',
   });
   if (args.help) return void console.log(USAGE);
   const root = resolve(__dirname, '../../..');
@@ -45,6 +47,9 @@ async function main(): Promise<void> {
   const connections = args.connections ? numberList(String(args.connections)) : [1, 16];
   const ingestConcurrency = Number(args['ingest-concurrency'] ?? 2);
   const seed = Number(args.seed ?? 42);
+  const corpusKind = String(args.corpus ?? 'mixed');
+  if (corpusKind !== 'mixed' && corpusKind !== 'memories') throw new Error(`unknown corpus ${corpusKind}: mixed or memories`);
+  const shares = corpusKind === 'memories' ? { memories: 1, documents: 0, apps: 0 } : undefined;
   const scenarios = args.scenarios ? String(args.scenarios).split(',').map((s) => s.trim()) : undefined;
   for (const s of scenarios ?? []) if (!SCENARIOS.some((x) => x.name === s)) throw new Error(`unknown scenario ${s}`);
   const outDir = resolve(String(args.out ?? join(root, 'bench/results')));
@@ -60,6 +65,7 @@ async function main(): Promise<void> {
     connections,
     ingestConcurrency,
     seed,
+    corpus: corpusKind,
     scenarios: scenarios ?? 'all',
     profile,
     pgStatements,
@@ -97,6 +103,7 @@ async function main(): Promise<void> {
         progress,
         ingestOnly,
         pgStatements,
+        shares,
         rebuild: (s) => runRebuildCli(root, { DATABASE_URL: s.databaseUrl(), DATA_DIR: s.dataDir, LOG_LEVEL: 'warn' }, (upTo) => logEventCount(s.databaseUrl(), upTo)),
       });
     } finally {

@@ -4,7 +4,7 @@ import { cpuBetween, sampleCpu, type CpuBreakdown } from '../lib/proc';
 import type { Progress } from '../lib/progress';
 import type { ServiceHandle } from '../lib/service';
 import { round } from '../lib/stats';
-import { generateCorpus, SPEED_METADATA_SCHEMA, TEAMS, TextGenerator, USERS, type SpeedCorpus } from './corpus';
+import { generateCorpus, SPEED_METADATA_SCHEMA, TEAMS, TextGenerator, USERS, type CorpusShares, type SpeedCorpus } from './corpus';
 import { EngineFloor, findTables, measureEngineInProcess, type InProcessResult, spawnFloorServer, startFloorServer, type FloorServer } from './floor';
 import { runLoad, type LoadResult } from './load';
 import { countersPerItem, lanceCommits, pgCounters, recordedQueryLatencies, resetPgStatements, topPgStatements, type PgStatement } from './pg-stats';
@@ -36,6 +36,8 @@ export interface SpeedOptions {
   ingestOnly?: boolean;
   /** Record each ingest phase's heaviest Postgres statements (the service must run with POSTGRES_STAT_STATEMENTS=true). */
   pgStatements?: boolean;
+  /** Share of the chunks each kind makes up (default DEFAULT_SHARES); memories only gives a conversation-sized database. */
+  shares?: CorpusShares;
 }
 
 export interface IngestPhase {
@@ -92,16 +94,20 @@ export interface Scenario {
   metadata: boolean;
   /** also measured on the floor (engine straight, no service) */
   floor: boolean;
+  /** `max_results` of every query (10 when absent); the engine floor uses the service's pool for it */
+  maxResults?: number;
 }
 
 export const SCENARIOS: Scenario[] = [
   { name: 'fast memory', mode: 'fast', type: 'memory', acl: false, metadata: false, floor: true },
+  { name: 'fast memory top50', mode: 'fast', type: 'memory', acl: false, metadata: false, floor: true, maxResults: 50 },
   { name: 'fast memory +metadata', mode: 'fast', type: 'memory', acl: false, metadata: true, floor: false },
   { name: 'fast knowledge', mode: 'fast', type: 'knowledge', acl: false, metadata: false, floor: false },
   { name: 'fast knowledge +acl', mode: 'fast', type: 'knowledge', acl: true, metadata: false, floor: false },
   { name: 'fast knowledge +acl +metadata', mode: 'fast', type: 'knowledge', acl: true, metadata: true, floor: false },
   { name: 'fast all', mode: 'fast', type: 'all', acl: false, metadata: false, floor: true },
   { name: 'fast all +acl +metadata', mode: 'fast', type: 'all', acl: true, metadata: true, floor: true },
+  { name: 'fast all +acl +metadata top50', mode: 'fast', type: 'all', acl: true, metadata: true, floor: true, maxResults: 50 },
   { name: 'thinking all', mode: 'thinking', type: 'all', acl: false, metadata: false, floor: false },
   { name: 'thinking all +acl +metadata', mode: 'thinking', type: 'all', acl: true, metadata: true, floor: false },
 ];
@@ -149,7 +155,7 @@ const DATABASE = 'speed';
 export function bodyGenerator(s: Scenario, seed: number): () => QueryBody {
   const g = new TextGenerator(seed);
   return () => {
-    const body: QueryBody = { database: DATABASE, query: g.query(), type: s.type, mode: s.mode, max_results: 10 };
+    const body: QueryBody = { database: DATABASE, query: g.query(), type: s.type, mode: s.mode, max_results: s.maxResults ?? 10 };
     if (s.acl) body.acl = [`user${Math.floor(g.random() * USERS)}@example.com`, `group:okta:${TEAMS[Math.floor(g.random() * TEAMS.length)]}`];
     if (s.metadata) {
       body.metadata_filters = { team: TEAMS[Math.floor(g.random() * TEAMS.length)] };
@@ -177,7 +183,7 @@ export async function runSpeed(service: ServiceHandle, opts: SpeedOptions): Prom
   const cpu = () => (opts.servicePid ? sampleCpu(opts.servicePid) : undefined);
 
   const g0 = Date.now();
-  const corpus = generateCorpus(opts.size, seed);
+  const corpus = generateCorpus(opts.size, seed, opts.shares);
   const generateMs = Date.now() - g0;
   opts.progress.log(`corpus for ${opts.size} chunks: ${corpus.memories.length} memories, ${corpus.documents.length} documents, ${corpus.apps.length} app items (estimated ${corpus.estimatedChunks.total} chunks, ${generateMs} ms)`);
   const databaseId = await client.createDatabase(DATABASE, { metadata_schema: SPEED_METADATA_SCHEMA });
