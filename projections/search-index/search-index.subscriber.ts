@@ -4,7 +4,6 @@ import { EmbeddingError, type VectorSpaces } from '@crs/embeddings';
 import type { RunnerLogger } from '@crs/persistence/projection-runner';
 import type { BlobStore } from '@crs/persistence/blob-store';
 import type { Processor } from '@crs/persistence/projection';
-import { mapLimit } from '@crs/persistence/map-limit';
 import { isEventOf } from '@crs/domain/domain-event';
 import type { IndexRef, SearchCatalog } from './search-catalog';
 import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from '@crs/search/chunk-docs';
@@ -51,13 +50,21 @@ export class SearchIndexSubscriber implements Processor {
 
   /** handleBatch, saying what it wrote. */
   async writeBatch(events: RecordedEvent[], target?: IndexTarget): Promise<WrittenItem[]> {
+    return this.applyBatch(await this.prepareBatch(events, target));
+  }
+
+  /**
+   * The reading half of a batch: the items' rows, their chunk lists and vectors, the documents and deletions to write.
+   * It writes nothing, so a replay prepares the next batch while the engine writes this one (applyBatch, in order).
+   */
+  async prepareBatch(events: RecordedEvent[], target?: IndexTarget): Promise<PreparedBatch> {
     const live = !target;
     const indexFor: IndexTarget = target ?? ((db, store) => this.catalog.entry(db, store));
     await this.itemsAt(events[events.length - 1].position);
     const deletes: { index: string; itemKey: string; version: number }[] = [];
     // The items of the whole batch in one query, those of an active collection only (one being deleted, or deleted
     // while the items read model still holds its rows, is skipped: its purge must be the last word, docs/databases.md);
-    // their chunk lists read in parallel below.
+    // their chunk lists read together below.
     const indexed = events.filter((e) => isEventOf(e, this.handles));
     const keyed = indexed.filter((e) => e.type !== 'ItemDeleted').map((e) => e.data);
     const rows = keyed.length ? await itemsInActiveCollectionsByKeys(this.ds, keyed.map((d) => d.databaseId), keyed.map((d) => d.itemKey)) : [];
@@ -81,20 +88,19 @@ export class SearchIndexSubscriber implements Processor {
       if (!ref) continue; // database gone
       pending.push({ index: ref, item, chunksSha256, databaseId: d.databaseId, event });
     }
-    const lists = await mapLimit(pending, 8, async (p) => {
-      try {
-        return JSON.parse((await this.blobs.get(p.databaseId, p.chunksSha256)).toString('utf8')) as StoredChunk[];
-      } catch (err) {
-        // Its blob is gone (its collection or database deleted since the rows were read): nothing to write. Retrying
-        // would stop indexing for every database.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        this.log?.error({ databaseId: p.databaseId, itemKey: p.item.item_key, chunks: p.chunksSha256 }, 'chunk list blob missing: chunk write skipped');
-        return null;
-      }
+    // Every chunk list of the batch in one read (rows in one statement; only large lists are files).
+    const blobs = await this.blobs.getMany(pending.map((p) => ({ databaseId: p.databaseId, sha256: p.chunksSha256 })));
+    const lists = pending.map((p, i) => {
+      const bytes = blobs[i];
+      if (bytes) return JSON.parse(bytes.toString('utf8')) as StoredChunk[];
+      // Its blob is gone (its collection or database deleted since the rows were read): nothing to write. Retrying
+      // would stop indexing for every database.
+      this.log?.error({ databaseId: p.databaseId, itemKey: p.item.item_key, chunks: p.chunksSha256 }, 'chunk list blob missing: chunk write skipped');
+      return null;
     });
     const writes = pending.flatMap((p, i) => (lists[i] ? [{ index: p.index, item: p.item, chunks: lists[i]!, event: p.event }] : []));
     // One embedding call per index (its vector space), all texts of the batch at once.
-    const written: typeof writes = [];
+    const upserts: PreparedBatch['upserts'] = [];
     for (const group of groupBy(writes, (w) => w.index.name).values()) {
       const ref = group[0].index;
       const texts = group.flatMap((w) => w.chunks.map(embeddingText));
@@ -116,13 +122,27 @@ export class SearchIndexSubscriber implements Processor {
         // Chunks of earlier versions beyond the new chunk count.
         deletes.push({ index: ref.name, itemKey: w.item.item_key, version: w.event.position - 1 });
       }
-      if (docs.length) await this.catalog.index.upsert(ref.name, docs);
-      written.push(...group);
+      upserts.push({
+        index: ref.name,
+        docs,
+        written: group.map((w) => ({ index: ref.name, databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, version: w.event.position })),
+      });
     }
-    const deletesByIndex = groupBy(deletes, (d) => d.index);
-    for (const [index, items] of deletesByIndex) await this.catalog.index.deleteItemVersions(index, items.map((d) => ({ itemId: d.itemKey, version: d.version })));
-    return written.map((w) => ({ index: w.index.name, databaseId: w.item.database_id, itemKey: w.item.item_key, contentVersion: w.item.content_version, version: w.event.position }));
+    return { upserts, deletes };
   }
+
+  /** The writing half: each index's upsert, then the deletions, each bounded by its own version; says what it wrote. */
+  async applyBatch(batch: PreparedBatch): Promise<WrittenItem[]> {
+    const written: WrittenItem[] = [];
+    for (const u of batch.upserts) {
+      if (u.docs.length) await this.catalog.index.upsert(u.index, u.docs);
+      written.push(...u.written);
+    }
+    const deletesByIndex = groupBy(batch.deletes, (d) => d.index);
+    for (const [index, items] of deletesByIndex) await this.catalog.index.deleteItemVersions(index, items.map((d) => ({ itemId: d.itemKey, version: d.version })));
+    return written;
+  }
+
 
   /** The vector space of an index; one registered before the catalog recorded models holds the configured one's if its length fits. */
   private spaceOf(ref: IndexRef) {
@@ -148,6 +168,12 @@ export class SearchIndexSubscriber implements Processor {
     for (const [index, items] of stale) await this.catalog.index.deleteItemVersions(index, items);
     return [...stale.values()].reduce((n, items) => n + items.length, 0);
   }
+}
+
+/** A batch read and ready to write: each index's documents (and what they are), then the deletions in log order. */
+export interface PreparedBatch {
+  upserts: { index: string; docs: ChunkDoc[]; written: WrittenItem[] }[];
+  deletes: { index: string; itemKey: string; version: number }[];
 }
 
 /** What one handled event wrote: an item's chunks, at the event's position, into an index. */

@@ -45,6 +45,20 @@ export class BlobRows {
     return rows[0]?.bytes ?? null;
   }
 
+  /** Several blobs in one statement: those stored as rows, keyed `<database id>/<sha256>`; the others are absent. */
+  async getMany(keys: { databaseId: string; sha256: string }[]): Promise<Map<string, Buffer>> {
+    const found = new Map<string, Buffer>();
+    if (!keys.length) return found;
+    const { rows } = await this.pool.query<{ database_id: string; sha256: Buffer; bytes: Buffer }>(
+      `SELECT b.database_id, b.sha256, b.bytes
+       FROM unnest($1::uuid[], $2::bytea[]) AS k(database_id, sha256)
+       JOIN blob_rows b ON b.database_id = k.database_id AND b.sha256 = k.sha256`,
+      [keys.map((k) => k.databaseId), keys.map((k) => Buffer.from(k.sha256, 'hex'))],
+    );
+    for (const r of rows) found.set(`${r.database_id}/${r.sha256.toString('hex')}`, r.bytes);
+    return found;
+  }
+
   async has(databaseId: string, sha256: string): Promise<boolean> {
     const { rows } = await this.pool.query('SELECT 1 FROM blob_rows WHERE database_id = $1 AND sha256 = $2', [databaseId, Buffer.from(sha256, 'hex')]);
     return rows.length > 0;

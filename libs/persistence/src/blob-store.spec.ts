@@ -122,6 +122,33 @@ describe('BlobStore with small blobs as rows', () => {
     await expect(store.get(id, BlobStore.hash('never stored'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('reads several blobs at once, in the order asked: rows, files and cached ones, null for one stored nowhere', async () => {
+    const store = new BlobStore(root, { cacheBytes: 0, rows, rowMaxBytes: 64 });
+    const [a, b] = [db(), db()];
+    const smallA = await store.put(a, 'small of a');
+    const largeA = await store.put(a, 'L'.repeat(100));
+    const smallB = await store.put(b, 'small of b');
+    // The same hash under another database is another blob: not found there.
+    const keys = [
+      { databaseId: b, sha256: smallB },
+      { databaseId: a, sha256: largeA },
+      { databaseId: b, sha256: smallA },
+      { databaseId: a, sha256: smallA },
+      { databaseId: a, sha256: BlobStore.hash('never stored') },
+      { databaseId: a, sha256: smallA },
+    ];
+    const text = (bytes: (Buffer | null)[]) => bytes.map((x) => x?.toString() ?? null);
+    expect(text(await store.getMany(keys))).toEqual(['small of b', 'L'.repeat(100), null, 'small of a', null, 'small of a']);
+    expect(await store.getMany([])).toEqual([]);
+    // From the cache: a cached blob is not read again (its row is gone, the cached copy still answers).
+    const cached = new BlobStore(root, { rows, rowMaxBytes: 64 });
+    const c = db();
+    const sha = await cached.put(c, 'cached small');
+    await rows.delete(c, sha);
+    expect(text(await cached.getMany([{ databaseId: c, sha256: sha }]))).toEqual(['cached small']);
+    expect(text(await store.getMany([{ databaseId: c, sha256: sha }]))).toEqual([null]);
+  });
+
   it('deletes one row, and a database: its rows and directory go, and later writes of it are refused here and in other processes', async () => {
     const store = new BlobStore(root, { cacheBytes: 0, rows });
     const id = db();

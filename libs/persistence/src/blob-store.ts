@@ -4,6 +4,9 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { BlobRows } from './blob-rows';
 
+/** Blob files `getMany` reads concurrently. */
+const FILE_READS_AT_ONCE = 8;
+
 export interface BlobStoreOptions {
   /**
    * Bytes of recently stored or read blobs kept in memory (least recently used dropped first), counting each entry's
@@ -151,6 +154,43 @@ export class BlobStore {
     const bytes = (await this.rows?.get(databaseId, sha256)) ?? (await readFile(target));
     this.remember(target, bytes);
     return bytes;
+  }
+
+  /**
+   * Several blobs, in the order asked: the cached ones from memory, those stored as rows in one statement, the rest
+   * from their files (a few at a time). A blob stored nowhere is null (a `get` would fail with ENOENT); any other
+   * failure is thrown. What a replay reads per batch of events: one round trip instead of one per blob.
+   */
+  async getMany(keys: { databaseId: string; sha256: string }[]): Promise<(Buffer | null)[]> {
+    const out: (Buffer | null)[] = keys.map((k) => {
+      const hit = this.cache.get(this.path(k.databaseId, k.sha256));
+      if (hit) this.remember(this.path(k.databaseId, k.sha256), hit);
+      return hit ?? null;
+    });
+    const missing = [...new Set(keys.flatMap((k, i) => (out[i] ? [] : [`${k.databaseId}/${k.sha256}`])))].map((key) => {
+      const [databaseId, sha256] = key.split('/');
+      return { key, databaseId, sha256 };
+    });
+    const rows = (await this.rows?.getMany(missing)) ?? new Map<string, Buffer>();
+    const files = missing.filter((m) => !rows.has(m.key));
+    for (let start = 0; start < files.length; start += FILE_READS_AT_ONCE) {
+      await Promise.all(
+        files.slice(start, start + FILE_READS_AT_ONCE).map(async (m) => {
+          try {
+            rows.set(m.key, await readFile(this.path(m.databaseId, m.sha256)));
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+          }
+        }),
+      );
+    }
+    return keys.map((k, i) => {
+      if (out[i]) return out[i];
+      const bytes = rows.get(`${k.databaseId}/${k.sha256}`);
+      if (!bytes) return null;
+      this.remember(this.path(k.databaseId, k.sha256), bytes);
+      return bytes;
+    });
   }
 
   /** Whether the blob is stored (as a row or a file), whatever the in-memory cache holds. */
