@@ -209,6 +209,27 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await index.close();
   });
 
+  it('deleteItemVersions commits a table version only when some item holds a chunk at or below its version', async () => {
+    const dir = newDir();
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await index.createIndex('dv', { dimensions: 2 });
+    await index.upsert('dv', [1, 2, 3].map((i) => ({ ...doc(i, [1, i]), version: 10 })));
+    const db = await connect(dir, { readConsistencyInterval: 0 });
+    const table = await db.openTable('dv');
+    const before = await table.version();
+    // What ingest and a rebuild ask after each write: earlier versions of items that have none (and of unknown items).
+    await index.deleteItemVersions('dv', [{ itemId: 'item_1', version: 9 }, { itemId: 'item_2', version: 9 }, { itemId: 'item_9', version: 99 }]);
+    expect(await table.version()).toBe(before);
+    expect(await index.count('dv')).toBe(3);
+    // One stale item among them: one commit, and only its chunks go (the highest version asked for an item counts).
+    await index.deleteItemVersions('dv', [{ itemId: 'item_1', version: 9 }, { itemId: 'item_2', version: 5 }, { itemId: 'item_2', version: 10 }]);
+    expect(await table.version()).toBe(before + 1);
+    expect((await index.listChunks('dv')).map((c) => c.itemId)).toEqual(['item_1', 'item_3']);
+    table.close();
+    db.close();
+    await index.close();
+  });
+
   it('keeps its caches within the bytes it was given (the session reaches LanceDB)', async () => {
     const dir = newDir();
     const bound = 256 * 1024;

@@ -267,13 +267,25 @@ export class LanceDbSearchIndex implements SearchIndex {
   async deleteItemVersions(indexName: string, items: { itemId: string; version: number }[]): Promise<void> {
     const open = await this.openIfExists(indexName);
     if (!open || items.length === 0) return;
-    const clauses = items.map((i) => `(item_id = ${sqlString(i.itemId)} AND version <= ${sqlInteger(i.version, 'version')})`);
+    const upTo = new Map<string, number>();
+    for (const i of items) upTo.set(i.itemId, Math.max(upTo.get(i.itemId) ?? -Infinity, Math.floor(Number(sqlInteger(i.version, 'version')))));
+    const ids = [...upTo.keys()];
     await this.serialized(open, async () => {
-      for (let start = 0; start < clauses.length; start += VERSION_BATCH) {
-        const predicate = clauses.slice(start, start + VERSION_BATCH).join(' OR ');
-        // A delete commits a table version even when nothing matches (a first version has no predecessor, the
-        // common case on ingest); counting first (btree on item_id) is far cheaper than that commit.
-        if ((await open.table.countRows(predicate)) > 0) await open.table.delete(predicate);
+      for (let start = 0; start < ids.length; start += ID_BATCH) {
+        // A delete commits a table version even when nothing matches (an item's first version has no predecessor, the
+        // common case on ingest and in a rebuild): the items' rows are looked up first (btree on item_id, one read for
+        // the slice), and only those that hold a chunk at or below their version are deleted.
+        const slice = ids.slice(start, start + ID_BATCH);
+        const held = await open.table.query().where(sqlIn('item_id', slice)).select(['item_id', 'version']).toArrow();
+        const itemCol = held.getChild('item_id')!;
+        const versionCol = held.getChild('version')!;
+        const stale = new Set<string>();
+        for (let row = 0; row < held.numRows; row++) {
+          const itemId = String(itemCol.get(row));
+          if (Number(versionCol.get(row)) <= upTo.get(itemId)!) stale.add(itemId);
+        }
+        const clauses = [...stale].map((itemId) => `(item_id = ${sqlString(itemId)} AND version <= ${upTo.get(itemId)})`);
+        for (let at = 0; at < clauses.length; at += VERSION_BATCH) await open.table.delete(clauses.slice(at, at + VERSION_BATCH).join(' OR '));
       }
     });
     this.scheduleRefresh(open);
