@@ -32,10 +32,15 @@ async function replayLog(
   let position = after;
   let events = 0;
   let batch: RecordedEvent[] = [];
+  // One batch is written to the engine while the next one is read and prepared (rows, chunk lists, vectors: Postgres
+  // work); the writes themselves stay in log order, one batch after the other.
+  let writing: Promise<unknown> = Promise.resolve();
   const flush = async () => {
     if (batch.length) {
-      const wrote = await subscriber.writeBatch(batch, target);
-      written?.push(...wrote);
+      const prepared = await subscriber.prepareBatch(batch, target);
+      await writing;
+      writing = subscriber.applyBatch(prepared).then((wrote) => written?.push(...wrote));
+      writing.catch(() => undefined); // awaited by the next flush or at the end; must not go unhandled meanwhile
     }
     events += batch.length;
     batch = [];
@@ -62,6 +67,7 @@ async function replayLog(
     if (!more) break;
   }
   await flush();
+  await writing;
   return { position, events };
 }
 
