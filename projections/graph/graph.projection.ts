@@ -3,7 +3,6 @@ import type { Sql } from '@crs/persistence/data-source';
 import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
 import type { BlobStore } from '@crs/persistence/blob-store';
 import type { ExtractedGraph } from '@crs/ingestion/graph/extract-graph';
-import { mapLimit } from '@crs/persistence/map-limit';
 import { isEventOf } from '@crs/domain/domain-event';
 
 export const GRAPH_TABLES = ['rm_graph_entities', 'rm_graph_mentions', 'rm_graph_relations'];
@@ -115,11 +114,16 @@ const ITEM_EVENTS = ['GraphExtracted', 'ItemIngested', 'ItemDeleted'] as const;
 
 async function foldGraph(blobs: BlobStore, run: RecordedEvent[], sql: Sql): Promise<void> {
   const events = run.filter((e) => isEventOf(e, ITEM_EVENTS));
-  // Extraction results, read concurrently (a missing blob makes its event a no-op, as in apply).
-  const graphs = await mapLimit(events, 16, async (e) => {
+  // Extraction results, all of the run's in one read (a missing blob makes its event a no-op, as in apply).
+  const extracted = events.filter((e) => e.type === 'GraphExtracted');
+  const bytes = await blobs.getMany(extracted.map((e) => ({ databaseId: e.data.databaseId, sha256: e.data.graphSha256 })));
+  const byEvent = new Map(extracted.map((e, i) => [e, bytes[i]]));
+  const graphs = events.map((e) => {
     if (e.type !== 'GraphExtracted') return undefined;
+    const stored = byEvent.get(e);
+    if (!stored) return null;
     try {
-      return JSON.parse((await blobs.get(e.data.databaseId, e.data.graphSha256)).toString('utf8')) as ExtractedGraph;
+      return JSON.parse(stored.toString('utf8')) as ExtractedGraph;
     } catch {
       return null;
     }

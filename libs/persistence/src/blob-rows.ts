@@ -45,7 +45,7 @@ export class BlobRows {
     return rows[0]?.bytes ?? null;
   }
 
-  /** Several blobs in one statement: those stored as rows, keyed `<database id>/<sha256>`; the others are absent. */
+  /** Several blobs in one statement: those stored as rows, keyed `<database id, lowercase>/<sha256>`; the others are absent. */
   async getMany(keys: { databaseId: string; sha256: string }[]): Promise<Map<string, Buffer>> {
     const found = new Map<string, Buffer>();
     if (!keys.length) return found;

@@ -167,10 +167,9 @@ export class BlobStore {
       if (hit) this.remember(this.path(k.databaseId, k.sha256), hit);
       return hit ?? null;
     });
-    const missing = [...new Set(keys.flatMap((k, i) => (out[i] ? [] : [`${k.databaseId}/${k.sha256}`])))].map((key) => {
-      const [databaseId, sha256] = key.split('/');
-      return { key, databaseId, sha256 };
-    });
+    // Keyed as BlobRows answers: the database id in Postgres's canonical (lowercase) form.
+    const keyOf = (k: { databaseId: string; sha256: string }) => `${k.databaseId.toLowerCase()}/${k.sha256}`;
+    const missing = [...new Map(keys.flatMap((k, i) => (out[i] ? [] : [[keyOf(k), { key: keyOf(k), ...k }] as const]))).values()];
     const rows = (await this.rows?.getMany(missing)) ?? new Map<string, Buffer>();
     const files = missing.filter((m) => !rows.has(m.key));
     for (let start = 0; start < files.length; start += FILE_READS_AT_ONCE) {
@@ -186,7 +185,7 @@ export class BlobStore {
     }
     return keys.map((k, i) => {
       if (out[i]) return out[i];
-      const bytes = rows.get(`${k.databaseId}/${k.sha256}`);
+      const bytes = rows.get(keyOf(k));
       if (!bytes) return null;
       this.remember(this.path(k.databaseId, k.sha256), bytes);
       return bytes;
