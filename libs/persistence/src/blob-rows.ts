@@ -40,6 +40,29 @@ export class BlobRows {
     return rowCount === 1;
   }
 
+  /**
+   * Stores (or renews) several blobs in one statement, as `put` does each: returns the databases that were deleted (in
+   * lowercase), of which nothing was written. A blob listed twice is written once.
+   */
+  async putMany(blobs: { databaseId: string; sha256: string; bytes: Buffer }[]): Promise<Set<string>> {
+    const unique = new Map(blobs.map((b) => [`${b.databaseId.toLowerCase()}/${b.sha256}`, b]));
+    const refused = new Set<string>();
+    if (!unique.size) return refused;
+    const rows = [...unique.values()];
+    // ON CONFLICT DO UPDATE may touch a row once per statement: the list holds each blob once (above).
+    const { rows: written } = await this.pool.query<{ database_id: string }>(
+      `INSERT INTO blob_rows (database_id, sha256, bytes)
+       SELECT u.database_id, u.sha256, u.bytes FROM unnest($1::uuid[], $2::bytea[], $3::bytea[]) AS u(database_id, sha256, bytes)
+       WHERE NOT EXISTS (SELECT 1 FROM blob_rows_deleted d WHERE d.database_id = u.database_id)
+       ON CONFLICT (database_id, sha256) DO UPDATE SET touched_at = now()
+       RETURNING database_id`,
+      [rows.map((r) => r.databaseId), rows.map((r) => Buffer.from(r.sha256, 'hex')), rows.map((r) => r.bytes)],
+    );
+    const accepted = new Set(written.map((r) => r.database_id));
+    for (const r of rows) if (!accepted.has(r.databaseId.toLowerCase())) refused.add(r.databaseId.toLowerCase());
+    return refused;
+  }
+
   async get(databaseId: string, sha256: string): Promise<Buffer | null> {
     const { rows } = await this.pool.query<{ bytes: Buffer }>('SELECT bytes FROM blob_rows WHERE database_id = $1 AND sha256 = $2', [databaseId, Buffer.from(sha256, 'hex')]);
     return rows[0]?.bytes ?? null;

@@ -149,6 +149,32 @@ describe('BlobStore with small blobs as rows', () => {
     expect(text(await store.getMany([{ databaseId: c, sha256: sha }]))).toEqual([null]);
   });
 
+  it('stores several blobs at once: rows in one statement, larger ones as files, each once; a deleted database refused for its own only', async () => {
+    const store = new BlobStore(root, { cacheBytes: 0, rows, rowMaxBytes: 64 });
+    const [a, gone] = [db(), db()];
+    await store.put(gone, 'before');
+    await new BlobStore(root, { cacheBytes: 0, rows, rowMaxBytes: 64 }).deleteDatabase(gone); // another process's deletion
+    const outcomes = await store.putMany([
+      { databaseId: a, bytes: 'small' },
+      { databaseId: a, bytes: Buffer.from('L'.repeat(100)) },
+      { databaseId: gone, bytes: 'late' },
+      { databaseId: a.toUpperCase(), bytes: 'small' },
+    ]);
+    expect(outcomes.map((o) => ('sha256' in o ? o.sha256 : (o.error as Error).name))).toEqual([
+      BlobStore.hash('small'),
+      BlobStore.hash('L'.repeat(100)),
+      'DatabaseBlobsDeletedError',
+      BlobStore.hash('small'),
+    ]);
+    expect(await rows.count(a)).toBe(1);
+    expect(existsSync(store.path(a, BlobStore.hash('L'.repeat(100))))).toBe(true);
+    expect(await rows.count(gone)).toBe(0);
+    expect((await store.get(a, BlobStore.hash('small'))).toString()).toBe('small');
+    // Known deleted from then on, as after a refused put.
+    await expect(store.put(gone, 'later')).rejects.toThrow(DatabaseBlobsDeletedError);
+    expect(await store.putMany([])).toEqual([]);
+  });
+
   it('deletes one row, and a database: its rows and directory go, and later writes of it are refused here and in other processes', async () => {
     const store = new BlobStore(root, { cacheBytes: 0, rows });
     const id = db();

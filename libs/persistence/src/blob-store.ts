@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { BlobRows } from './blob-rows';
 
-/** Blob files `getMany` reads concurrently. */
+/** Blob files `getMany` reads (and `putMany` writes) concurrently. */
 const FILE_READS_AT_ONCE = 8;
 
 export interface BlobStoreOptions {
@@ -78,8 +78,13 @@ export class BlobStore {
     return join(this.root, databaseId);
   }
 
+  /** Whether a string is a blob's address (a sha256 in lowercase hex): what `path` and every read accept. */
+  static isAddress(sha256: string): boolean {
+    return /^[0-9a-f]{64}$/.test(sha256);
+  }
+
   path(databaseId: string, sha256: string): string {
-    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`invalid blob hash ${sha256}`);
+    if (!BlobStore.isAddress(sha256)) throw new Error(`invalid blob hash ${sha256}`);
     return join(this.root, databaseId, sha256.slice(0, 2), sha256);
   }
 
@@ -115,6 +120,55 @@ export class BlobStore {
     await this.writeAtomically(databaseId, dirname(target), target, buffer, buffer.length < this.syncBelowBytes ? SYNC_IO : ASYNC_IO);
     this.remember(target, buffer);
     return sha;
+  }
+
+  /**
+   * `put` for several blobs: those stored as rows in one statement (one commit instead of one each), larger ones as
+   * files, a few at a time. The outcome of each, in the order given: its sha256, or the error its `put` would have
+   * thrown (DatabaseBlobsDeletedError for a deleted database).
+   */
+  async putMany(blobs: { databaseId: string; bytes: Buffer | string }[]): Promise<({ sha256: string } | { error: unknown })[]> {
+    const entries = blobs.map((b) => {
+      const buffer = typeof b.bytes === 'string' ? Buffer.from(b.bytes, 'utf8') : b.bytes;
+      return { databaseId: b.databaseId, buffer, sha256: BlobStore.hash(buffer) };
+    });
+    const out: ({ sha256: string } | { error: unknown })[] = new Array(entries.length);
+    const asRows: number[] = [];
+    const asFiles: number[] = [];
+    entries.forEach((e, i) => {
+      if (this.deleted.has(e.databaseId)) out[i] = { error: new DatabaseBlobsDeletedError(e.databaseId) };
+      else if (this.rowMaxBytes > 0 && e.buffer.length <= this.rowMaxBytes) asRows.push(i);
+      else asFiles.push(i);
+    });
+    if (asRows.length) {
+      try {
+        const refused = await this.rows!.putMany(asRows.map((i) => ({ databaseId: entries[i].databaseId, sha256: entries[i].sha256, bytes: entries[i].buffer })));
+        for (const i of asRows) {
+          const e = entries[i];
+          if (refused.has(e.databaseId.toLowerCase())) {
+            this.deleted.add(e.databaseId);
+            out[i] = { error: new DatabaseBlobsDeletedError(e.databaseId) };
+          } else {
+            this.remember(this.path(e.databaseId, e.sha256), e.buffer);
+            out[i] = { sha256: e.sha256 };
+          }
+        }
+      } catch (error) {
+        for (const i of asRows) out[i] = { error };
+      }
+    }
+    for (let start = 0; start < asFiles.length; start += FILE_READS_AT_ONCE) {
+      await Promise.all(
+        asFiles.slice(start, start + FILE_READS_AT_ONCE).map(async (i) => {
+          try {
+            out[i] = { sha256: await this.put(entries[i].databaseId, entries[i].buffer) };
+          } catch (error) {
+            out[i] = { error };
+          }
+        }),
+      );
+    }
+    return out;
   }
 
   /** Unique per process (pid) and call: cheaper than random bytes, which took 2% of the ingest's main thread. */

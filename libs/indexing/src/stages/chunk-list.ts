@@ -2,9 +2,8 @@ import type { BatchOutcome } from '@crs/eventstore/command-handling';
 import type { ItemState } from '@crs/domain/items/item.decider';
 import type { ItemEvent } from '@crs/domain/items/item.events';
 import type { BlobStore } from '@crs/persistence/blob-store';
-import { mapLimit } from '@crs/persistence/map-limit';
 import type { StatusRecorder } from './status';
-import { active, IO_CONCURRENCY, type Work } from './work';
+import { active, type Work } from './work';
 
 /** Stores each item's chunk list as a blob and appends ItemChunked, which the search index projection acts on. */
 export class ChunkLists {
@@ -13,13 +12,14 @@ export class ChunkLists {
     private readonly status: StatusRecorder,
   ) {}
 
+  /** Every chunk list of the batch stored at once (the small ones in one statement). */
   async storeAll(work: Work[]): Promise<void> {
-    await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
-      try {
-        w.chunksSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(w.chunks));
-      } catch (err) {
-        this.status.unexpected(w, err); // (its database deleted meanwhile: the retry finds the item gone)
-      }
+    const todo = active(work);
+    const stored = await this.blobs.putMany(todo.map((w) => ({ databaseId: w.item.database_id, bytes: JSON.stringify(w.chunks) })));
+    todo.forEach((w, i) => {
+      const outcome = stored[i];
+      if ('sha256' in outcome) w.chunksSha256 = outcome.sha256;
+      else this.status.unexpected(w, outcome.error); // (its database deleted meanwhile: the retry finds the item gone)
     });
   }
 

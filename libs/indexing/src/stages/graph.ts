@@ -44,21 +44,28 @@ export class GraphExtraction {
   async recordGraphs(work: Work[]): Promise<BatchOutcome<unknown>[]> {
     const decisions: ItemDecision[] = [];
     const started = process.hrtime.bigint();
-    await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
+    const extracted: { w: Work; graph: ReturnType<typeof extractGraph> }[] = [];
+    for (const w of active(work)) {
       try {
-        const graph = extractGraph({ chunks: w.chunks!, appProvider: w.item.app_provider, appKind: w.item.app_kind, instructions: w.item.custom_instructions });
-        const graphSha256 = await this.blobs.put(w.item.database_id, JSON.stringify(graph));
-        const { item } = w;
-        decisions.push({
-          ...this.status.on(w),
-          decide: (state) =>
-            state.live && state.contentVersion === item.content_version && !state.graphed
-              ? [{ type: 'GraphExtracted', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, collection: item.collection, graphSha256, entityCount: graph.entities.length, relationCount: graph.relations.length, extractor: GRAPH_EXTRACTOR } }]
-              : [],
-        });
+        extracted.push({ w, graph: extractGraph({ chunks: w.chunks!, appProvider: w.item.app_provider, appKind: w.item.app_kind, instructions: w.item.custom_instructions }) });
       } catch (err) {
         this.status.unexpected(w, err);
       }
+    }
+    // Every graph of the batch stored at once (the small ones in one statement).
+    const stored = await this.blobs.putMany(extracted.map(({ w, graph }) => ({ databaseId: w.item.database_id, bytes: JSON.stringify(graph) })));
+    extracted.forEach(({ w, graph }, i) => {
+      const outcome = stored[i];
+      if ('error' in outcome) return void this.status.unexpected(w, outcome.error);
+      const { item } = w;
+      const graphSha256 = outcome.sha256;
+      decisions.push({
+        ...this.status.on(w),
+        decide: (state) =>
+          state.live && state.contentVersion === item.content_version && !state.graphed
+            ? [{ type: 'GraphExtracted', data: { databaseId: item.database_id, itemKey: item.item_key, contentVersion: item.content_version, collection: item.collection, graphSha256, entityCount: graph.entities.length, relationCount: graph.relations.length, extractor: GRAPH_EXTRACTOR } }]
+            : [],
+      });
     });
     this.steps.add('graph.extract', work.length, started);
     return this.steps.timed('graph.record_graph', work.length, () => this.status.record(decisions));

@@ -53,7 +53,6 @@ export class IngestContext extends Command<{ result: IngestResult; sourceTypes: 
 }
 
 /** Blob writes of one request in flight at once. */
-const BLOB_CONCURRENCY = 8;
 
 /**
  * The whole request is validated first (any invalid item rejects it with 400 and stores nothing). Then every payload
@@ -91,19 +90,16 @@ export class IngestContextHandler implements ICommandHandler<IngestContext> {
     // What the request fields hid (metadata is a JSON string inside the JSON): the stored event itself, checked last.
     items.forEach((item, i) => refuseNulOutsideContent(item.event, `item ${i} (${item.result.id})`, []));
     await this.databases.onDatabase({ ...ctx, databaseId: db.id }, db.id, { type: 'EnsureCollection', databaseId: db.id, collection });
-    const events: ItemIngested[] = new Array(items.length);
-    let next = 0;
-    const putBlobs = async () => {
-      for (let i = next++; i < items.length; i = next++) {
-        const item = items[i];
-        const sha256 = await this.blobs.put(db.id, item.content).catch((err) => {
-          throw err instanceof DatabaseBlobsDeletedError ? databaseNotFound(db.name) : err; // deleted since it was looked up
-        });
-        const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
-        events[i] = { type: 'ItemIngested', data: { ...item.event, content: { ...item.event.content, sha256, bytes } } };
+    // Every payload of the request stored at once (the small ones in one statement).
+    const stored = await this.blobs.putMany(items.map((item) => ({ databaseId: db.id, bytes: item.content })));
+    const events: ItemIngested[] = items.map((item, i) => {
+      const outcome = stored[i];
+      if ('error' in outcome) {
+        throw outcome.error instanceof DatabaseBlobsDeletedError ? databaseNotFound(db.name) : outcome.error; // deleted since it was looked up
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(BLOB_CONCURRENCY, items.length) }, putBlobs));
+      const bytes = typeof item.content === 'string' ? Buffer.byteLength(item.content) : item.content.length;
+      return { type: 'ItemIngested', data: { ...item.event, content: { ...item.event.content, sha256: outcome.sha256, bytes } } };
+    });
     const outcomes = await decideOnItems(
       this.store,
       events.map((event) => ({ ctx, databaseId: db.id, itemKey: event.data.itemKey, decide: (state) => decideItem({ type: 'Ingest', upsert, event }, state) })),
