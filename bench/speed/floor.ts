@@ -16,7 +16,7 @@ import { latencySummary, round } from '../lib/stats';
  * The floor: the same queries sent straight to the search engine, without the service. It opens the service's
  * LanceDB tables (`<DATA_DIR>/lancedb`) with @lancedb/lancedb, embeds the query with the same GloVe-SIF embedder,
  * and runs the same full-text and vector searches with the same prefilter, columns (the lean ones) and candidate pool as the service
- * (the service's default pool for max_results 10: 30 per engine call), for each store the query type covers. No fusion,
+ * (the service's default pool for the body's max_results: 30 per engine call for 10, 150 for 50), for each store the query type covers. No fusion,
  * no read-model check, no Postgres, no event.
  */
 export const FLOOR_POOL = candidatePool(POOL_DEFAULTS, 10);

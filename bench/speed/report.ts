@@ -1,5 +1,6 @@
 import type { ProfileSummary } from '../lib/cpuprofile';
 import { environmentMarkdown, type RunEnvironment } from '../lib/env';
+import { candidatePool, POOL_DEFAULTS } from '@crs/domain/retrieval/pool-size';
 import { FLOOR_POOL } from './floor';
 import type { LoadResult } from './load';
 import { TARGET_SCENARIO, type SpeedRun } from './run-speed';
@@ -68,7 +69,7 @@ export function speedMarkdown(report: SpeedReport): string {
     '  `POST /context/ingest` and timed from the first request until `/databases/stats` counts every item searchable (graph_creation or completed) and completed.',
     '  Query load: autocannon against 127.0.0.1, each request a fresh seeded query text; latencies are every response time autocannon saw.',
     '  Floors under the same load: a minimal Fastify route answering a fixed JSON, and one running the same LanceDB full-text + vector searches',
-    `  (same prefilter, same ${FLOOR_POOL}-candidate pool per call, query embedded with the same GloVe-SIF code) straight on the service's tables, in a separate process;`,
+    `  (same prefilter, same candidate pool per call as the service (${FLOOR_POOL} for 10 results, ${candidatePool(POOL_DEFAULTS, 50)} for 50), query embedded with the same GloVe-SIF code) straight on the service's tables, in a separate process;`,
     '  plus the same engine calls in-process without HTTP. CPU split from /proc: service main (JS) thread, its other threads (LanceDB/tokio, libuv, GC), Postgres.',
     '',
   );

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from '@crs/persistence/data-source';
 import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
-import type { BlobStore } from '@crs/persistence/blob-store';
+import { BlobStore } from '@crs/persistence/blob-store';
 import type { ExtractedGraph } from '@crs/ingestion/graph/extract-graph';
 import { isEventOf } from '@crs/domain/domain-event';
 
@@ -58,12 +58,8 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
           return;
         case 'GraphExtracted': {
           const d = event.data;
-          let graph: ExtractedGraph;
-          try {
-            graph = JSON.parse((await blobs.get(d.databaseId, d.graphSha256)).toString('utf8'));
-          } catch {
-            return; // the database (and its blobs) is gone: its DatabaseDeleted removes everything anyway
-          }
+          const [graph] = await readGraphs(blobs, [d]);
+          if (!graph) return; // the database (and its blobs) is gone: its DatabaseDeleted removes everything anyway
           const old = await removeItem(sql, d.databaseId, d.itemKey);
           const entity = new Map(graph.entities.map((e) => [e.key, e]));
           const mentions = graph.mentions.filter((m) => entity.has(m.key));
@@ -106,6 +102,26 @@ export function graphProjection(blobs: BlobStore): ReadModelProjection {
   return projection;
 }
 
+/**
+ * Extraction results, in one blob read: null for one that is not stored (its database or collection deleted since; its
+ * deletion event removes the rows anyway), not a valid blob address or not a graph. Any other failure (Postgres, the
+ * file system) is thrown, so the batch is retried rather than left without the item's graph.
+ */
+async function readGraphs(blobs: BlobStore, refs: { databaseId: string; graphSha256: string }[]): Promise<(ExtractedGraph | null)[]> {
+  const valid = refs.map((r) => BlobStore.isAddress(r.graphSha256));
+  const bytes = await blobs.getMany(refs.filter((_, i) => valid[i]).map((r) => ({ databaseId: r.databaseId, sha256: r.graphSha256 })));
+  let at = 0;
+  return refs.map((_, i) => {
+    const stored = valid[i] ? bytes[at++] : null;
+    if (!stored) return null;
+    try {
+      return JSON.parse(stored.toString('utf8')) as ExtractedGraph;
+    } catch {
+      return null;
+    }
+  });
+}
+
 /** What a run leaves an item with: nothing, or one extraction result. */
 type ItemGraph = { databaseId: string; itemKey: string; collection: string; graph: ExtractedGraph } | { databaseId: string; itemKey: string; graph: null };
 
@@ -116,18 +132,9 @@ async function foldGraph(blobs: BlobStore, run: RecordedEvent[], sql: Sql): Prom
   const events = run.filter((e) => isEventOf(e, ITEM_EVENTS));
   // Extraction results, all of the run's in one read (a missing blob makes its event a no-op, as in apply).
   const extracted = events.filter((e) => e.type === 'GraphExtracted');
-  const bytes = await blobs.getMany(extracted.map((e) => ({ databaseId: e.data.databaseId, sha256: e.data.graphSha256 })));
-  const byEvent = new Map(extracted.map((e, i) => [e, bytes[i]]));
-  const graphs = events.map((e) => {
-    if (e.type !== 'GraphExtracted') return undefined;
-    const stored = byEvent.get(e);
-    if (!stored) return null;
-    try {
-      return JSON.parse(stored.toString('utf8')) as ExtractedGraph;
-    } catch {
-      return null;
-    }
-  });
+  const read = await readGraphs(blobs, extracted.map((e) => e.data));
+  const byEvent = new Map(extracted.map((e, i) => [e, read[i]]));
+  const graphs = events.map((e) => (e.type === 'GraphExtracted' ? byEvent.get(e)! : undefined));
   const final = new Map<string, ItemGraph>();
   events.forEach((e, i) => {
     const d = e.data;

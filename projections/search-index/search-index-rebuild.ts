@@ -7,7 +7,7 @@ import { CATALOG_CACHE_MS, indexNameFor, verifyIndexName } from './search-catalo
 import type { IndexTarget, SearchIndexSubscriber, WrittenItem } from './search-index.subscriber';
 
 const PAGE = 1000;
-/** Log positions read per page while replaying (the next page is read while one is written). */
+/** Events read per page while replaying (the handled types only where the log filters them; the next page is read while one is written). */
 const REPLAY_PAGE = 5000;
 /**
  * Handled events per engine write while replaying: every write is a commit per index (a new table version), so
@@ -16,8 +16,10 @@ const REPLAY_PAGE = 5000;
 const REPLAY_BATCH = 4000;
 
 /**
- * Replays the log after `after` (up to `until`, inclusive) into the subscriber's handleBatch, in batches of up to
- * REPLAY_BATCH handled events; returns the last position read and how many handled events there were.
+ * Replays the log after `after` (up to `until`, inclusive) into the subscriber, in batches of up to REPLAY_BATCH
+ * handled events (each prepared, then written: prepareBatch, writePrepared); returns the position the log was read to
+ * (up to `until`, or the head) and how many handled events there were. When it fails, it returns only once the batch
+ * being written has finished, so nothing of the replay still writes after it.
  */
 async function replayLog(
   store: EventStore,
@@ -39,7 +41,7 @@ async function replayLog(
     if (batch.length) {
       const prepared = await subscriber.prepareBatch(batch, target);
       await writing;
-      writing = subscriber.applyBatch(prepared).then((wrote) => written?.push(...wrote));
+      writing = subscriber.writePrepared(prepared).then((wrote) => written?.push(...wrote));
       writing.catch(() => undefined); // awaited by the next flush or at the end; must not go unhandled meanwhile
     }
     events += batch.length;
@@ -56,20 +58,24 @@ async function replayLog(
     return p;
   };
   let next = read(after);
-  while (true) {
-    const { events: page, scannedTo } = await next;
-    const more = page.length === REPLAY_PAGE && scannedTo < until;
-    if (more) next = read(scannedTo);
-    for (const ev of page) {
-      if (ev.position > until) break;
-      if (isEventOf(ev, subscriber.handles)) batch.push(ev);
-      position = ev.position;
-      if (batch.length >= REPLAY_BATCH) await flush();
+  try {
+    while (true) {
+      const { events: page, scannedTo } = await next;
+      const more = page.length === REPLAY_PAGE && scannedTo < until;
+      if (more) next = read(scannedTo);
+      for (const ev of page) {
+        if (ev.position > until) break;
+        if (isEventOf(ev, subscriber.handles)) batch.push(ev);
+        position = ev.position;
+        if (batch.length >= REPLAY_BATCH) await flush();
+      }
+      position = Math.max(position, Math.min(scannedTo, until));
+      if (!more) break;
     }
-    position = Math.max(position, Math.min(scannedTo, until));
-    if (!more) break;
+    await flush();
+  } finally {
+    await writing.catch(() => undefined);
   }
-  await flush();
   await writing;
   return { position, events };
 }

@@ -50,12 +50,12 @@ export class SearchIndexSubscriber implements Processor {
 
   /** handleBatch, saying what it wrote. */
   async writeBatch(events: RecordedEvent[], target?: IndexTarget): Promise<WrittenItem[]> {
-    return this.applyBatch(await this.prepareBatch(events, target));
+    return this.writePrepared(await this.prepareBatch(events, target));
   }
 
   /**
    * The reading half of a batch: the items' rows, their chunk lists and vectors, the documents and deletions to write.
-   * It writes nothing, so a replay prepares the next batch while the engine writes this one (applyBatch, in order).
+   * It writes nothing, so a replay prepares the next batch while the engine writes this one (writePrepared, in order).
    */
   async prepareBatch(events: RecordedEvent[], target?: IndexTarget): Promise<PreparedBatch> {
     const live = !target;
@@ -132,7 +132,7 @@ export class SearchIndexSubscriber implements Processor {
   }
 
   /** The writing half: each index's upsert, then the deletions, each bounded by its own version; says what it wrote. */
-  async applyBatch(batch: PreparedBatch): Promise<WrittenItem[]> {
+  async writePrepared(batch: PreparedBatch): Promise<WrittenItem[]> {
     const written: WrittenItem[] = [];
     for (const u of batch.upserts) {
       if (u.docs.length) await this.catalog.index.upsert(u.index, u.docs);
@@ -142,7 +142,6 @@ export class SearchIndexSubscriber implements Processor {
     for (const [index, items] of deletesByIndex) await this.catalog.index.deleteItemVersions(index, items.map((d) => ({ itemId: d.itemKey, version: d.version })));
     return written;
   }
-
 
   /** The vector space of an index; one registered before the catalog recorded models holds the configured one's if its length fits. */
   private spaceOf(ref: IndexRef) {
@@ -170,7 +169,7 @@ export class SearchIndexSubscriber implements Processor {
   }
 }
 
-/** A batch read and ready to write: each index's documents (and what they are), then the deletions in log order. */
+/** A batch read and ready to write: each index's documents (and what they are), then the deletions (each bounded by its own version, so their order does not matter). */
 export interface PreparedBatch {
   upserts: { index: string; docs: ChunkDoc[]; written: WrittenItem[] }[];
   deletes: { index: string; itemKey: string; version: number }[];

@@ -118,7 +118,7 @@ export interface SearchIndex {
   upsert(indexName: string, docs: ChunkDoc[]): Promise<void>;
   /** Removes all chunks of those items whose version is <= the given one (newer chunks are kept). */
   deleteItems(indexName: string, itemIds: string[], version: number): Promise<void>;
-  /** `deleteItems` with a version per item, in one engine call per slice (an indexing batch's stale chunks). */
+  /** `deleteItems` with a version per item (an indexing batch's stale chunks), for many items in few engine calls. */
   deleteItemVersions(indexName: string, items: { itemId: string; version: number }[]): Promise<void>;
   /** At least one of collections/itemIds must be given; both given = both must match. */
   deleteWhere(indexName: string, filter: Pick<SearchFilter, 'collections' | 'itemIds'>): Promise<void>;
