@@ -48,7 +48,9 @@ export class BlobRows {
     const unique = new Map(blobs.map((b) => [`${b.databaseId.toLowerCase()}/${b.sha256}`, b]));
     const refused = new Set<string>();
     if (!unique.size) return refused;
-    const rows = [...unique.values()];
+    // In one order (database, then hash) in every statement: two batches renewing the same blobs (a graph many
+    // memories share) take their row locks in the same order, so they wait for each other instead of deadlocking.
+    const rows = [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
     // ON CONFLICT DO UPDATE may touch a row once per statement: the list holds each blob once (above).
     const { rows: written } = await this.pool.query<{ database_id: string }>(
       `INSERT INTO blob_rows (database_id, sha256, bytes)

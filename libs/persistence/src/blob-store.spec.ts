@@ -175,6 +175,17 @@ describe('BlobStore with small blobs as rows', () => {
     expect(await store.putMany([])).toEqual([]);
   });
 
+  it('stores the same blobs from concurrent batches listed in opposite orders without deadlocking', async () => {
+    const store = new BlobStore(root, { cacheBytes: 0, rows, rowMaxBytes: 64 });
+    const id = db();
+    const blobs = Array.from({ length: 200 }, (_, i) => ({ databaseId: id, bytes: `shared ${i}` }));
+    for (let round = 0; round < 10; round++) {
+      const outcomes = await Promise.all([store.putMany(blobs), store.putMany([...blobs].reverse()), store.putMany(blobs)]);
+      expect(outcomes.flat().filter((o) => 'error' in o)).toEqual([]);
+    }
+    expect(await rows.count(id)).toBe(200);
+  });
+
   it('deletes one row, and a database: its rows and directory go, and later writes of it are refused here and in other processes', async () => {
     const store = new BlobStore(root, { cacheBytes: 0, rows });
     const id = db();
