@@ -14,7 +14,6 @@ import type { BlobStore } from '@crs/persistence/blob-store';
 import { SYNCED_STORE, syncedItem, type DocumentTarget, type SyncedItem } from './synced-documents';
 
 /** Blob writes of one page in flight at once. */
-const BLOB_CONCURRENCY = 8;
 
 /** An item of the resource by its keys. */
 export interface ItemRef {
@@ -148,19 +147,15 @@ export class SyncedItemWriter {
     return counts;
   }
 
+  /** Every payload of the page stored at once (the small ones in one statement); a failure fails the page, as one put's did. */
   private async storePayloads(items: SyncedItem[]): Promise<ItemIngested[]> {
-    const events: ItemIngested[] = new Array(items.length);
-    let next = 0;
-    const put = async () => {
-      for (let i = next++; i < items.length; i = next++) {
-        const item = items[i];
-        const sha256 = await this.deps.blobs.put(this.target.connector.databaseId, item.payload);
-        const bytes = typeof item.payload === 'string' ? Buffer.byteLength(item.payload) : item.payload.length;
-        events[i] = { type: 'ItemIngested', data: { ...item.data, content: { ...item.data.content, sha256, bytes } } };
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(BLOB_CONCURRENCY, items.length) }, put));
-    return events;
+    const stored = await this.deps.blobs.putMany(items.map((item) => ({ databaseId: this.target.connector.databaseId, bytes: item.payload })));
+    return items.map((item, i) => {
+      const outcome = stored[i];
+      if ('error' in outcome) throw outcome.error;
+      const bytes = typeof item.payload === 'string' ? Buffer.byteLength(item.payload) : item.payload.length;
+      return { type: 'ItemIngested', data: { ...item.data, content: { ...item.data.content, sha256: outcome.sha256, bytes } } };
+    });
   }
 
   /** The collection documents go to exists (as an ingest makes it exist); a collection being deleted refuses. */
