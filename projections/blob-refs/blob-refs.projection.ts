@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '@crs/eventstore/event-store.port';
 import type { Sql } from '@crs/persistence/data-source';
 import { inSegments, type ReadModelProjection } from '@crs/persistence/projection';
-import { HEX_SHA256 } from './blob-refs.queries';
+import { BlobStore } from '@crs/persistence/blob-store';
 
 /**
  * Which collection's items reference each blob (raw content, chunk lists, graphs, inferred facts): what a collection's
@@ -64,7 +64,7 @@ async function applyRun(events: RecordedEvent[], sql: Sql): Promise<void> {
   const reference = (d: { databaseId: string; itemKey: string }, sha: string, collection?: string) => {
     // Keys and hashes the service did not make (no blob is stored under them) are left out rather than let a cast stop
     // the projection.
-    if (!ITEM_KEY.test(d.itemKey) || !HEX_SHA256.test(sha)) return;
+    if (!ITEM_KEY.test(d.itemKey) || !BlobStore.isAddress(sha)) return;
     const key = `${d.databaseId}/${d.itemKey}`;
     if (collection !== undefined) collectionOf.set(key, collection);
     const known = collectionOf.get(key);

@@ -1,3 +1,4 @@
+import { BlobStore } from '@crs/persistence/blob-store';
 import type { Sql } from '@crs/persistence/data-source';
 
 /** A row of rm_blob_refs: some item of a collection references a blob (its sha256 as 32 bytes). */
@@ -13,9 +14,6 @@ export interface BlobRefItemRow {
   item_key: string;
   collection: string;
 }
-
-/** A blob's sha256 as the lowercase hex its events and files name it by. */
-export const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 /**
  * The blobs only the given collection's items reference (its deletion may remove them from disk), given every read
@@ -37,7 +35,7 @@ export async function referencedBlobs(sql: Sql, databaseId: string, shas: string
   const rows: { sha256: string }[] = await sql.query(
     `SELECT DISTINCT encode(sha256, 'hex') AS sha256 FROM rm_blob_refs
      WHERE database_id = $1 AND sha256 IN (SELECT decode(s, 'hex') FROM unnest($2::text[]) s)`,
-    [databaseId, shas.filter((s) => HEX_SHA256.test(s))],
+    [databaseId, shas.filter((s) => BlobStore.isAddress(s))],
   );
   return new Set(rows.map((r) => r.sha256));
 }

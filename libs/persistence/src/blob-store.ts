@@ -4,8 +4,8 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { BlobRows } from './blob-rows';
 
-/** Blob files `getMany` reads (and `putMany` writes) concurrently. */
-const FILE_READS_AT_ONCE = 8;
+/** Blob files `getMany` reads and `putMany` writes concurrently. */
+const FILES_AT_ONCE = 8;
 
 export interface BlobStoreOptions {
   /**
@@ -157,9 +157,9 @@ export class BlobStore {
         for (const i of asRows) out[i] = { error };
       }
     }
-    for (let start = 0; start < asFiles.length; start += FILE_READS_AT_ONCE) {
+    for (let start = 0; start < asFiles.length; start += FILES_AT_ONCE) {
       await Promise.all(
-        asFiles.slice(start, start + FILE_READS_AT_ONCE).map(async (i) => {
+        asFiles.slice(start, start + FILES_AT_ONCE).map(async (i) => {
           try {
             out[i] = { sha256: await this.put(entries[i].databaseId, entries[i].buffer) };
           } catch (error) {
@@ -217,18 +217,22 @@ export class BlobStore {
    */
   async getMany(keys: { databaseId: string; sha256: string }[]): Promise<(Buffer | null)[]> {
     const out: (Buffer | null)[] = keys.map((k) => {
-      const hit = this.cache.get(this.path(k.databaseId, k.sha256));
-      if (hit) this.remember(this.path(k.databaseId, k.sha256), hit);
+      const target = this.path(k.databaseId, k.sha256);
+      const hit = this.cache.get(target);
+      if (hit) this.remember(target, hit);
       return hit ?? null;
     });
     // Keyed as BlobRows answers: the database id in Postgres's canonical (lowercase) form.
     const keyOf = (k: { databaseId: string; sha256: string }) => `${k.databaseId.toLowerCase()}/${k.sha256}`;
-    const missing = [...new Map(keys.flatMap((k, i) => (out[i] ? [] : [[keyOf(k), { key: keyOf(k), ...k }] as const]))).values()];
-    const rows = (await this.rows?.getMany(missing)) ?? new Map<string, Buffer>();
-    const files = missing.filter((m) => !rows.has(m.key));
-    for (let start = 0; start < files.length; start += FILE_READS_AT_ONCE) {
+    const missing = new Map<string, { key: string; databaseId: string; sha256: string }>();
+    keys.forEach((k, i) => {
+      if (!out[i]) missing.set(keyOf(k), { key: keyOf(k), ...k });
+    });
+    const rows = (await this.rows?.getMany([...missing.values()])) ?? new Map<string, Buffer>();
+    const files = [...missing.values()].filter((m) => !rows.has(m.key));
+    for (let start = 0; start < files.length; start += FILES_AT_ONCE) {
       await Promise.all(
-        files.slice(start, start + FILE_READS_AT_ONCE).map(async (m) => {
+        files.slice(start, start + FILES_AT_ONCE).map(async (m) => {
           try {
             rows.set(m.key, await readFile(this.path(m.databaseId, m.sha256)));
           } catch (error) {

@@ -14,9 +14,9 @@ export class ChunkLists {
 
   /** Every chunk list of the batch stored at once (the small ones in one statement). */
   async storeAll(work: Work[]): Promise<void> {
-    const todo = active(work);
-    const stored = await this.blobs.putMany(todo.map((w) => ({ databaseId: w.item.database_id, bytes: JSON.stringify(w.chunks) })));
-    todo.forEach((w, i) => {
+    const live = active(work);
+    const stored = await this.blobs.putMany(live.map((w) => ({ databaseId: w.item.database_id, bytes: JSON.stringify(w.chunks) })));
+    live.forEach((w, i) => {
       const outcome = stored[i];
       if ('sha256' in outcome) w.chunksSha256 = outcome.sha256;
       else this.status.unexpected(w, outcome.error); // (its database deleted meanwhile: the retry finds the item gone)
