@@ -222,6 +222,9 @@ export interface ConversationNeighbourRow {
   dir: number;
   seq: string;
   same: boolean;
+  /** the neighbour's chunk list (null until it is chunked) and the log position of the event that recorded it */
+  chunks_sha256: string | null;
+  chunked_position: string | null;
 }
 
 /**
@@ -230,19 +233,19 @@ export interface ConversationNeighbourRow {
  * Hits without additional metadata have none: nothing marks them as turns of one conversation.
  */
 const NEIGHBOURS_SQL = `
-  SELECT h.item_key AS hit, n.item_key, n.dir, n.seq, n.same
+  SELECT h.item_key AS hit, n.item_key, n.dir, n.seq, n.same, n.chunks_sha256, n.chunked_position
   FROM rm_items h
   CROSS JOIN LATERAL (
     SELECT a.item_key, 1 AS dir, row_number() OVER (ORDER BY a.created_at, a.ingest_position) AS seq,
-           (a.additional_metadata = h.additional_metadata AND a.user_name IS NOT DISTINCT FROM h.user_name) AS same
-    FROM (SELECT x.item_key, x.created_at, x.ingest_position, x.additional_metadata, x.user_name FROM rm_items x
+           (a.additional_metadata = h.additional_metadata AND a.user_name IS NOT DISTINCT FROM h.user_name) AS same, a.chunks_sha256, a.chunked_position
+    FROM (SELECT x.item_key, x.created_at, x.ingest_position, x.additional_metadata, x.user_name, x.chunks_sha256, x.chunked_position FROM rm_items x
           WHERE x.database_id = h.database_id AND x.collection = h.collection AND x.store = 'memory' AND x.kind <> 'inferred'
             AND (x.created_at, x.ingest_position) > (h.created_at, h.ingest_position)
           ORDER BY x.created_at, x.ingest_position LIMIT $3) a
     UNION ALL
     SELECT b.item_key, -1 AS dir, row_number() OVER (ORDER BY b.created_at DESC, b.ingest_position DESC) AS seq,
-           (b.additional_metadata = h.additional_metadata AND b.user_name IS NOT DISTINCT FROM h.user_name) AS same
-    FROM (SELECT y.item_key, y.created_at, y.ingest_position, y.additional_metadata, y.user_name FROM rm_items y
+           (b.additional_metadata = h.additional_metadata AND b.user_name IS NOT DISTINCT FROM h.user_name) AS same, b.chunks_sha256, b.chunked_position
+    FROM (SELECT y.item_key, y.created_at, y.ingest_position, y.additional_metadata, y.user_name, y.chunks_sha256, y.chunked_position FROM rm_items y
           WHERE y.database_id = h.database_id AND y.collection = h.collection AND y.store = 'memory' AND y.kind <> 'inferred'
             AND (y.created_at, y.ingest_position) < (h.created_at, h.ingest_position)
           ORDER BY y.created_at DESC, y.ingest_position DESC LIMIT $4) b

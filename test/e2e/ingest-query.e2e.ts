@@ -69,6 +69,27 @@ describe('ingest and query through HTTP', () => {
     expect(and.body.data.chunks.map((c: any) => c.id).sort()).toEqual(['c1', 'f1']);
   });
 
+  it('conversation context: a neighbour is served only when it passes the checks every hit passes (filters, expiry, deletion)', async () => {
+    await t.createDatabase('conv-checks', { metadata_schema: [{ name: 'team', type: 'string' }] });
+    const session = { session: 7 };
+    const accepted = Date.now();
+    await ingestMemories(t, 'conv-checks', [
+      { id: 'n1', text: 'Ravi said, "The observatory night was great."', metadata: JSON.stringify({ team: 'red' }), additional_metadata: session },
+      { id: 'n2', text: 'Mia said, "I loved the telescope too."', metadata: JSON.stringify({ team: 'blue' }), additional_metadata: session },
+      // 6 s: room for indexing on a loaded machine before the first query.
+      { id: 'n3', text: 'Ravi said, "Next time bring the warm blanket."', metadata: JSON.stringify({ team: 'red' }), additional_metadata: session, expiry_time: 6 },
+    ]);
+    await waitForStatus(t, 'conv-checks', ['n1', 'n2', 'n3']);
+    const found = async (extra: Record<string, unknown> = {}) =>
+      (await t.request('POST', '/query', { body: { database: 'conv-checks', query: 'observatory', type: 'memory', query_by: 'text', ...extra } })).body.data.chunks.map((c: any) => c.id).sort();
+    expect(await found()).toEqual(['n1', 'n2', 'n3']);
+    expect(await found({ metadata_filters: { team: 'red' } })).toEqual(['n1', 'n3']);
+    await new Promise((r) => setTimeout(r, Math.max(0, accepted + 6100 - Date.now())));
+    expect(await found()).toEqual(['n1', 'n2']);
+    expect((await t.request('DELETE', '/context', { body: { database: 'conv-checks', ids: ['n2'], type: 'memory' } })).status).toBe(200);
+    expect(await found()).toEqual(['n1']);
+  });
+
   it('filters by schema metadata and additional_metadata; unknown filter keys are 400', async () => {
     await ingestMemories(t, 'kb', [{ id: 'f1', text: 'Quarterly revenue report for the sales team', metadata: JSON.stringify({ team: 'blue', year: 2022 }), additional_metadata: { connector_id: 'c-1' } }]);
     await waitForStatus(t, 'kb', ['f1']);

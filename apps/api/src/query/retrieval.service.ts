@@ -7,7 +7,9 @@ import type { DataSource } from 'typeorm';
 import { type Embedder, sameVectorSpace } from '@crs/embeddings';
 import type { SearchCatalog, IndexRef } from '@crs/projections/search-index/search-catalog';
 import type { StepClock } from '@crs/domain/step-clock';
-import { APP_CONFIG, DATA_SOURCE, EMBEDDER, QUERY_STEP_CLOCK, SEARCH_CATALOG, SEARCH_INDEX } from '@crs/platform/tokens';
+import { APP_CONFIG, BLOB_STORE, DATA_SOURCE, EMBEDDER, QUERY_STEP_CLOCK, SEARCH_CATALOG, SEARCH_INDEX } from '@crs/platform/tokens';
+import type { BlobStore } from '@crs/persistence/blob-store';
+import { chunkIdFor, type StoredChunk } from '@crs/search/chunk-docs';
 import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '@crs/projections/items/items.queries';
 import { type ContextWeights, lendScores, type Neighbour } from '@crs/domain/retrieval/conversation-context';
 import { candidatePool, type PoolSize } from '@crs/domain/retrieval/pool-size';
@@ -65,6 +67,7 @@ export class RetrievalService {
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(SEARCH_CATALOG) private readonly catalog: SearchCatalog,
     @Inject(SEARCH_INDEX) private readonly searchIndex: SearchIndex,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(QUERY_STEP_CLOCK) private readonly queryClock: StepClock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -128,7 +131,7 @@ export class RetrievalService {
           req.alpha < 1 && req.query.trim()
             ? clock
                 .timed(`engine.keyword.${store}`, 1, () => this.searchIndex.keywordSearch(index, req.query, { limit: pool, filter, operator: req.operator, fields: 'lean' }))
-                .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, index, filter, hits, now, rows)) : hits))
+                .then((hits) => (store === 'memory' ? clock.timed('conversation_context', 1, () => this.withConversationContext(req, hits, now, rows)) : hits))
                 .then(load)
             : Promise.resolve([]),
           vectorPromise.then((v) => (v && this.queryVectorsFit(ref) ? clock.timed(`engine.vector.${store}`, 1, () => this.searchIndex.vectorSearch(index, v, { limit: pool, filter, fields: 'lean' })).then(load) : [])),
@@ -163,7 +166,7 @@ export class RetrievalService {
    * score to the memories right after and before them in the same conversation, which become candidates if they
    * were not. Only for the default `or` keyword query (`and` and `phrase` promise matches) over the whole store.
    */
-  private async withConversationContext(req: RetrievalRequest, index: string, filter: SearchFilter, hits: LeanCandidate[], now: number, rows: ItemRows): Promise<LeanCandidate[]> {
+  private async withConversationContext(req: RetrievalRequest, hits: LeanCandidate[], now: number, rows: ItemRows): Promise<LeanCandidate[]> {
     const { after, before } = this.context;
     if (!hits.length || (!after.length && !before.length) || (req.operator ?? 'or') !== 'or' || req.itemKeys) return hits;
     // The best hits lend (as many as asked for, at least 10): lower ones lend little, and fewer lenders are cheaper.
@@ -198,9 +201,22 @@ export class RetrievalService {
     const inHits = new Set(hits.map((h) => h.itemId));
     const fresh = [...lent.keys()].filter((key) => !inHits.has(key));
     if (fresh.length) {
-      // The neighbours' chunks under the same pushed-down filters, and their rows for the checks in retrieve().
-      const [docs] = await Promise.all([this.searchIndex.listChunks(index, { filter: { ...filter, itemIds: fresh }, fields: 'lean' }), rows.load(fresh)]);
-      for (const d of docs) out.push({ chunkId: d.chunkId, itemId: d.itemId, score: lent.get(d.itemId)!, doc: d });
+      // The neighbours' chunks from their chunk lists (what the index holds for them, without another engine call:
+      // blobs are cached in process, else one statement), and their rows for the checks in retrieve(), which every
+      // candidate passes or is dropped (status, expiry, ACL, filters; the collection is the hit's). A chunk carries
+      // the position of the chunk list it was read from: a neighbour chunked again meanwhile fails the version check.
+      const listed = new Map(runsOf.filter((r) => r.chunks_sha256 !== null).map((r) => [r.item_key, r]));
+      const keys = fresh.filter((key) => listed.has(key));
+      const [lists] = await Promise.all([this.blobs.getMany(keys.map((key) => ({ databaseId: req.databaseId, sha256: listed.get(key)!.chunks_sha256! }))), rows.load(fresh)]);
+      keys.forEach((key, i) => {
+        const bytes = lists[i];
+        if (!bytes) return; // deleted since (its collection or database)
+        const version = Number(listed.get(key)!.chunked_position);
+        for (const c of JSON.parse(bytes.toString('utf8')) as StoredChunk[]) {
+          const chunkId = chunkIdFor(key, c.index);
+          out.push({ chunkId, itemId: key, score: lent.get(key)!, doc: { chunkId, itemId: key, text: c.text, version } });
+        }
+      });
     }
     return out.sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1));
   }
