@@ -140,7 +140,16 @@ interface OpenTable {
   hasVectorIndex: boolean;
   /** Scalar indexes a table made before they existed still lacks (built by the next background refresh). */
   missingScalarIndexes: string[];
+  /**
+   * Until when (epoch ms) a match (`or`/`and`) keyword search skips the FTS index statistics: the last look found the
+   * index covering rows, which is all such a search needs to know (prepareKeywordIndex). Reading them on every query
+   * was an engine call of its own before each search.
+   */
+  ftsCoversRowsUntil?: number;
 }
+
+/** How long a look at the FTS index statistics that found rows covered answers for match searches. */
+const FTS_STATS_TTL_MS = 1000;
 
 /**
  * The embedded engine: one LanceDB table per physical index, native BM25 full-text search
@@ -658,9 +667,12 @@ export class LanceDbSearchIndex implements SearchIndex {
    * - while the index covers no row yet, the flat scan's first `limit` matches come back unranked.
    */
   private async prepareKeywordIndex(open: OpenTable, operator: KeywordOperator): Promise<void> {
+    if (operator !== 'phrase' && (open.ftsCoversRowsUntil ?? 0) > Date.now()) return;
     const needsFold = (stats: { numIndexedRows: number; numUnindexedRows: number } | undefined) =>
       stats !== undefined && stats.numUnindexedRows > 0 && (operator === 'phrase' || stats.numIndexedRows === 0);
-    if (!needsFold(await open.table.indexStats(FTS_INDEX))) return;
+    const stats = await open.table.indexStats(FTS_INDEX);
+    if (stats !== undefined && stats.numIndexedRows > 0) open.ftsCoversRowsUntil = Date.now() + FTS_STATS_TTL_MS;
+    if (!needsFold(stats)) return;
     clearTimeout(open.refreshTimer);
     open.refreshTimer = undefined;
     await this.serialized(open, async () => {
