@@ -9,6 +9,7 @@ import { runEnvironment } from '../lib/env';
 import { cpuBetween, sampleCpu, type CpuBreakdown } from '../lib/proc';
 import { benchKey, spawnService } from '../lib/service';
 import { runLoad, type LoadResult } from './load';
+import { resetPgStatements, topPgStatements } from './pg-stats';
 import { bodyGenerator, SCENARIOS, TARGET_SCENARIO, type Scenario } from './run-speed';
 
 const USAGE = `node dist/bench/speed/ab.main.js --data-dir <DATA_DIR kept by bench:speed --keep-data> --variants <spec>[;<spec>...] [options]
@@ -20,6 +21,8 @@ const USAGE = `node dist/bench/speed/ab.main.js --data-dir <DATA_DIR kept by ben
   --duration 10         seconds of load per variant and round
   --connections 1       concurrent clients
   --seed 42
+  --pg-statements       run Postgres with pg_stat_statements and print each variant's heaviest statements per query
+  --steps               print each variant's mean wall ms per query in each /query step (/metrics crs_query_step_*)
 Each variant runs on its own copy of the data directory (a variant may migrate its tables at start), as a fresh
 service process with a bootstrap key of its own (a new prefix: the kept data's key is not known); the first queries after start (the same count for every variant) warm it up and are not counted.
 Prints p50 / p95 / p99 / req/s and CPU per query (service JS thread, its other threads, Postgres) per variant and
@@ -66,6 +69,10 @@ export interface AbOptions {
   warmupS?: number;
   connections: number;
   seed: number;
+  /** print the heaviest Postgres statements of each measured load (pg_stat_statements) */
+  pgStatements?: boolean;
+  /** print the mean wall ms per query of each /query step the service counts */
+  steps?: boolean;
   log?: (line: string) => void;
 }
 
@@ -85,18 +92,31 @@ export async function runAb(opts: AbOptions): Promise<AbResult[]> {
     }
     for (let round = 1; round <= opts.rounds; round++) {
       for (const v of opts.variants) {
-        const service = await spawnService({ root: v.root, dataDir: copies.get(v.name)!, key: benchKey(`ab_${randomBytes(6).toString('hex')}`), env: v.env });
+        const service = await spawnService({ root: v.root, dataDir: copies.get(v.name)!, key: benchKey(`ab_${randomBytes(6).toString('hex')}`), env: { ...v.env, ...(opts.pgStatements ? { POSTGRES_STAT_STATEMENTS: 'true' } : {}) } });
         try {
-          const headers = new CrsClient(service.baseUrl, service.key).headers;
+          const client = new CrsClient(service.baseUrl, service.key);
+          const headers = client.headers;
           const load = (seed: number, durationS: number) => {
             const gen = bodyGenerator(opts.scenario, seed);
             return runLoad({ url: service.baseUrl, path: '/query', headers, nextBody: () => JSON.stringify(gen()), connections: opts.connections, durationS });
           };
           // Warm-up: the same seeded texts for every variant, then the measured texts (also the same for all).
           await load(opts.seed * 1000 + 900, opts.warmupS ?? 3);
+          const statements = opts.pgStatements && (await resetPgStatements(service.databaseUrl()));
+          const stepsBefore = opts.steps ? await client.querySteps() : {};
           const before = sampleCpu(service.pid!);
           const measured = await load(opts.seed * 1000 + round, opts.durationS);
           const cpu = cpuBetween(before, sampleCpu(service.pid!));
+          if (opts.steps) {
+            const after = await client.querySteps();
+            const means = Object.entries(after).map(([step, v]) => `${step} ${(((v.seconds - (stepsBefore[step]?.seconds ?? 0)) * 1000) / measured.requests).toFixed(2)}`);
+            log(`  ${v.name} steps (mean ms per query): ${means.join(', ')}`);
+          }
+          if (statements) {
+            for (const st of await topPgStatements(service.databaseUrl(), 12)) {
+              log(`  ${v.name}: ${(st.calls / measured.requests).toFixed(2)} calls, ${(st.totalMs / measured.requests).toFixed(2)} ms per query (mean ${st.meanMs} ms): ${st.query}`);
+            }
+          }
           if (measured.non2xx || measured.errors) throw new Error(`${v.name}: ${measured.non2xx} non-2xx, ${measured.errors} errors (log: ${copies.get(v.name)}/service.log)`);
           results.push({ round, variant: v.name, load: measured, cpu });
           const l = measured.latencyMs;
@@ -132,7 +152,7 @@ export function abMarkdown(variants: Variant[], rounds: number, results: AbResul
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', help: 'boolean' });
+  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', 'pg-statements': 'boolean', steps: 'boolean', help: 'boolean' });
   if (args.help || !args['data-dir'] || !args.variants) return void console.log(USAGE);
   const dataDir = resolve(String(args['data-dir']));
   const variants = parseVariants(String(args.variants));
@@ -143,7 +163,7 @@ async function main(): Promise<void> {
   const connections = Number(args.connections ?? 1);
   const env = runEnvironment(resolve(__dirname, '../../..'));
   console.log(`A/B on ${dataDir}: scenario "${scenario.name}", ${rounds} round(s) of ${durationS} s, ${connections} client(s); ${env.machine.cores} cores (${env.machine.cpu}), load ${env.machine.loadAverageAtStart.join(' / ')}, commit ${env.commit.slice(0, 12)}${env.dirty ? ' (dirty)' : ''}`);
-  const results = await runAb({ dataDir, variants, scenario, rounds, durationS, connections, seed: Number(args.seed ?? 42), log: (l) => console.log(l) });
+  const results = await runAb({ dataDir, variants, scenario, rounds, durationS, connections, seed: Number(args.seed ?? 42), pgStatements: Boolean(args['pg-statements']), steps: Boolean(args.steps), log: (l) => console.log(l) });
   console.log(`\n${abMarkdown(variants, rounds, results)}`);
 }
 

@@ -73,6 +73,12 @@ export interface CorpusShares {
   memories: number;
   documents: number;
   apps: number;
+  /**
+   * Memories as the turns of conversations: runs of 10-30 consecutive turns of one user and session share their
+   * additional metadata and topic, as an agent's memories of one chat do (the conversation context then has
+   * neighbours to lend to). Otherwise each memory draws its user, source and topic on its own.
+   */
+  conversations?: boolean;
 }
 
 /** Share of the chunks each kind makes up. */
@@ -156,17 +162,23 @@ export function generateCorpus(targetChunks: number, seed = 42, shares: CorpusSh
   const want = { memories: Math.round(targetChunks * shares.memories), documents: Math.round(targetChunks * shares.documents), apps: 0 };
   want.apps = targetChunks - want.memories - want.documents;
 
+  let session = { left: 0, topic: '', additional: {} as Record<string, unknown> };
   while (corpus.estimatedChunks.memories < want.memories) {
-    const topic = g.topic();
     const i = corpus.memories.length;
+    if (shares.conversations && session.left === 0) {
+      const topic = g.topic();
+      session = { left: 10 + Math.floor(g.random() * 21), topic, additional: { user_id: `user${Math.floor(g.random() * USERS)}`, session: `s${i}`, source: 'chat', topic } };
+    }
+    const topic = shares.conversations ? session.topic : g.topic();
     const text = g.paragraph(topic, 1 + Math.floor(g.random() * 3));
     const meta = g.metadata();
     corpus.memories.push({
       id: `mem-${i}`,
       text,
       metadata: JSON.stringify(meta),
-      additional_metadata: { user_id: `user${Math.floor(g.random() * USERS)}`, source: g.random() < 0.7 ? 'chat' : 'email', topic },
+      additional_metadata: shares.conversations ? session.additional : { user_id: `user${Math.floor(g.random() * USERS)}`, source: g.random() < 0.7 ? 'chat' : 'email', topic },
     });
+    session.left--;
     corpus.estimatedChunks.memories += chunks(text);
   }
   while (corpus.estimatedChunks.documents < want.documents) {

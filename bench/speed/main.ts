@@ -19,8 +19,9 @@ const USAGE = `npm run bench:speed -- [options]
   --ingest-concurrency 2    ingest requests in flight
   --scenarios "<name>,..."  only these query scenarios (${SCENARIOS.map((s) => s.name).join('; ')})
   --seed 42                 corpus and query seed
-  --corpus mixed|memories   mixed (default): 40% memories, 35% documents, 25% app items; memories: memories only,
-                            for a conversation-sized database (--size 600 --corpus memories)
+  --corpus mixed|memories   mixed (default): 40% memories, 35% documents, 25% app items; memories: memories only, as
+                            the turns of conversations (runs of 10-30 sharing user, session and topic), for a
+                            conversation-sized database (--size 600 --corpus memories)
   --profile                 run the service under node --cpu-prof and summarise the profile per phase
   --pg-statements           run Postgres with pg_stat_statements and report each ingest phase's heaviest statements
   --ingest-only             stop after ingest (no query load, no rebuild)
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
   const seed = Number(args.seed ?? 42);
   const corpusKind = String(args.corpus ?? 'mixed');
   if (corpusKind !== 'mixed' && corpusKind !== 'memories') throw new Error(`unknown corpus ${corpusKind}: mixed or memories`);
-  const shares = corpusKind === 'memories' ? { memories: 1, documents: 0, apps: 0 } : undefined;
+  const shares = corpusKind === 'memories' ? { memories: 1, documents: 0, apps: 0, conversations: true } : undefined;
   const scenarios = args.scenarios ? String(args.scenarios).split(',').map((s) => s.trim()) : undefined;
   for (const s of scenarios ?? []) if (!SCENARIOS.some((x) => x.name === s)) throw new Error(`unknown scenario ${s}`);
   const outDir = resolve(String(args.out ?? join(root, 'bench/results')));
