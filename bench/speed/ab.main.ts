@@ -107,16 +107,6 @@ export async function runAb(opts: AbOptions): Promise<AbResult[]> {
           const before = sampleCpu(service.pid!);
           const measured = await load(opts.seed * 1000 + round, opts.durationS);
           const cpu = cpuBetween(before, sampleCpu(service.pid!));
-          if (opts.steps) {
-            const after = await client.querySteps();
-            const means = Object.entries(after).map(([step, v]) => `${step} ${(((v.seconds - (stepsBefore[step]?.seconds ?? 0)) * 1000) / measured.requests).toFixed(2)}`);
-            log(`  ${v.name} steps (mean ms per query): ${means.join(', ')}`);
-          }
-          if (statements) {
-            for (const st of await topPgStatements(service.databaseUrl(), 12)) {
-              log(`  ${v.name}: ${(st.calls / measured.requests).toFixed(2)} calls, ${(st.totalMs / measured.requests).toFixed(2)} ms per query (mean ${st.meanMs} ms): ${st.query}`);
-            }
-          }
           if (measured.non2xx || measured.errors) throw new Error(`${v.name}: ${measured.non2xx} non-2xx, ${measured.errors} errors (log: ${copies.get(v.name)}/service.log)`);
           results.push({ round, variant: v.name, load: measured, cpu });
           const l = measured.latencyMs;
@@ -125,6 +115,16 @@ export async function runAb(opts: AbOptions): Promise<AbResult[]> {
             `round ${round} ${v.name.padEnd(12)} p50 ${l.p50.toFixed(1)}  p95 ${l.p95.toFixed(1)}  p99 ${l.p99.toFixed(1)} ms  ${measured.rps.toFixed(1)} req/s (${measured.requests} requests); ` +
               `CPU ms per query: JS thread ${per(cpu.jsThreadS)}, other threads ${per(cpu.otherThreadsS)}, Postgres ${per(cpu.postgresS)}`,
           );
+          if (opts.steps) {
+            const after = await client.querySteps();
+            const means = Object.entries(after).map(([step, t]) => `${step} ${(((t.seconds - (stepsBefore[step]?.seconds ?? 0)) * 1000) / measured.requests).toFixed(2)}`);
+            log(`  ${v.name} steps (mean ms per query): ${means.join(', ')}`);
+          }
+          if (statements) {
+            for (const st of await topPgStatements(service.databaseUrl(), 12)) {
+              log(`  ${v.name}: ${(st.calls / measured.requests).toFixed(2)} calls, ${(st.totalMs / measured.requests).toFixed(2)} ms per query (mean ${st.meanMs} ms): ${st.query}`);
+            }
+          }
         } finally {
           await service.stop();
         }
