@@ -176,7 +176,7 @@ export class RetrievalService {
     // neighbours of a hit that fails the checks are dropped below.
     const [, runsOf] = await Promise.all([
       rows.load(hits.map((h) => h.itemId)),
-      conversationNeighbours(this.ds, req.databaseId, lenderKeys, after.length, before.length),
+      this.queryClock.timed('conversation_context.neighbours', 1, () => conversationNeighbours(this.ds, req.databaseId, lenderKeys, after.length, before.length)),
     ]);
     const own = new Map<string, number>();
     for (const h of lenders) {
@@ -207,7 +207,10 @@ export class RetrievalService {
       // the position of the chunk list it was read from: a neighbour chunked again meanwhile fails the version check.
       const listed = new Map(runsOf.filter((r) => r.chunks_sha256 !== null).map((r) => [r.item_key, r]));
       const keys = fresh.filter((key) => listed.has(key));
-      const [lists] = await Promise.all([this.blobs.getMany(keys.map((key) => ({ databaseId: req.databaseId, sha256: listed.get(key)!.chunks_sha256! }))), rows.load(fresh)]);
+      const [lists] = await Promise.all([
+        this.queryClock.timed('conversation_context.chunk_lists', 1, () => this.blobs.getMany(keys.map((key) => ({ databaseId: req.databaseId, sha256: listed.get(key)!.chunks_sha256! })))),
+        this.queryClock.timed('conversation_context.neighbour_rows', 1, () => rows.load(fresh)),
+      ]);
       keys.forEach((key, i) => {
         const bytes = lists[i];
         if (!bytes) return; // deleted since (its collection or database)
