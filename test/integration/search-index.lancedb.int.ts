@@ -336,6 +336,21 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await reader.close();
   });
 
+  it('searches of a table found empty find the rows another instance writes afterwards', async () => {
+    const dir = newDir();
+    const writer = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    const reader = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await writer.createIndex('was_empty', { dimensions: 2 });
+    // Searched while empty (the reader skips the engine search then, and must not keep answering "empty").
+    expect(await reader.keywordSearch('was_empty', 'lighthouse', { limit: 5 })).toEqual([]);
+    expect(await reader.vectorSearch('was_empty', [1, 0], { limit: 5 })).toEqual([]);
+    await writer.upsert('was_empty', [doc(1, [1, 0], 'lighthouse keeper')]);
+    expect((await reader.keywordSearch('was_empty', 'lighthouse', { limit: 5 })).map((c) => c.chunkId)).toEqual(['r_00001']);
+    expect((await reader.vectorSearch('was_empty', [1, 0], { limit: 5 })).map((c) => c.chunkId)).toEqual(['r_00001']);
+    await writer.close();
+    await reader.close();
+  });
+
   it('two instances (processes) upserting the same new chunks at once store each chunk once (LanceDB alone stores it twice)', async () => {
     const dir = newDir();
     // One checks for other writers on every read, one never does (it must still merge against the latest commit);
