@@ -6,7 +6,7 @@ import type { BlobStore } from '@crs/persistence/blob-store';
 import type { Processor } from '@crs/persistence/projection';
 import { isEventOf } from '@crs/domain/domain-event';
 import type { IndexRef, SearchCatalog } from './search-catalog';
-import { chunkDocs, embeddingText, type IndexedItem, type StoredChunk } from '@crs/search/chunk-docs';
+import { chunkDocs, embeddingText, parseChunkList, type IndexedItem } from '@crs/search/chunk-docs';
 import type { ChunkDoc } from '@crs/search/search-index.port';
 import { contentVersionsByKeys, itemsInActiveCollectionsByKeys } from '@crs/projections/items/items.queries';
 
@@ -92,7 +92,7 @@ export class SearchIndexSubscriber implements Processor {
     const blobs = await this.blobs.getMany(pending.map((p) => ({ databaseId: p.databaseId, sha256: p.chunksSha256 })));
     const lists = pending.map((p, i) => {
       const bytes = blobs[i];
-      if (bytes) return JSON.parse(bytes.toString('utf8')) as StoredChunk[];
+      if (bytes) return parseChunkList(bytes);
       // Its blob is gone (its collection or database deleted since the rows were read): nothing to write. Retrying
       // would stop indexing for every database.
       this.log?.error({ databaseId: p.databaseId, itemKey: p.item.item_key, chunks: p.chunksSha256 }, 'chunk list blob missing: chunk write skipped');

@@ -31,6 +31,9 @@ export interface IndexedItem {
 
 export const chunkIdFor = (itemKey: string, index: number) => `${itemKey}:${index}`;
 
+/** The entries of a stored chunk list (the blob ItemChunked names). */
+export const parseChunkList = (bytes: Buffer): StoredChunk[] => JSON.parse(bytes.toString('utf8')) as StoredChunk[];
+
 /** Filterable values are scalars; arrays and objects are indexed as their JSON text. */
 function scalars(record: Record<string, unknown>): Record<string, Scalar> {
   const out: Record<string, Scalar> = {};

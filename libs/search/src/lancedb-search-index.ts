@@ -664,13 +664,6 @@ export class LanceDbSearchIndex implements SearchIndex {
   }
 
   /**
-   * LanceDB 0.37 answers a full-text query from the FTS index plus a flat scan of rows written since the
-   * index was last updated, merged and ranked together. Two cases are wrong, so rows are folded into the
-   * index first (a synchronous optimize, normally done by the background refresh already):
-   * - phrase queries do not scan unindexed rows at all;
-   * - while the index covers no row yet, the flat scan's first `limit` matches come back unranked.
-   */
-  /**
    * Whether the table holds a row, asked (a row count from the manifest: 0.07 ms) only until it first does: a search
    * of an empty table still cost about 3 ms of engine work (2.8 keyword, 3.0 vector), and a database of memories
    * alone has an empty knowledge table that every `type: "all"` query (the default) searched twice. Once a table has
@@ -681,6 +674,13 @@ export class LanceDbSearchIndex implements SearchIndex {
     return open.hasRows;
   }
 
+  /**
+   * LanceDB 0.37 answers a full-text query from the FTS index plus a flat scan of rows written since the
+   * index was last updated, merged and ranked together. Two cases are wrong, so rows are folded into the
+   * index first (a synchronous optimize, normally done by the background refresh already):
+   * - phrase queries do not scan unindexed rows at all;
+   * - while the index covers no row yet, the flat scan's first `limit` matches come back unranked.
+   */
   private async prepareKeywordIndex(open: OpenTable, operator: KeywordOperator): Promise<void> {
     if (operator !== 'phrase' && (open.ftsCoversRowsUntil ?? 0) > Date.now()) return;
     const needsFold = (stats: { numIndexedRows: number; numUnindexedRows: number } | undefined) =>

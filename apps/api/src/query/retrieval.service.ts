@@ -9,7 +9,7 @@ import type { SearchCatalog, IndexRef } from '@crs/projections/search-index/sear
 import type { StepClock } from '@crs/domain/step-clock';
 import { APP_CONFIG, BLOB_STORE, DATA_SOURCE, EMBEDDER, QUERY_STEP_CLOCK, SEARCH_CATALOG, SEARCH_INDEX } from '@crs/platform/tokens';
 import type { BlobStore } from '@crs/persistence/blob-store';
-import { chunkIdFor, type StoredChunk } from '@crs/search/chunk-docs';
+import { chunkIdFor, parseChunkList } from '@crs/search/chunk-docs';
 import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '@crs/projections/items/items.queries';
 import { type ContextWeights, lendScores, type Neighbour } from '@crs/domain/retrieval/conversation-context';
 import { candidatePool, type PoolSize } from '@crs/domain/retrieval/pool-size';
@@ -215,7 +215,7 @@ export class RetrievalService {
         const bytes = lists[i];
         if (!bytes) return; // deleted since (its collection or database)
         const version = Number(listed.get(key)!.chunked_position);
-        for (const c of JSON.parse(bytes.toString('utf8')) as StoredChunk[]) {
+        for (const c of parseChunkList(bytes)) {
           const chunkId = chunkIdFor(key, c.index);
           out.push({ chunkId, itemId: key, score: lent.get(key)!, doc: { chunkId, itemId: key, text: c.text, version } });
         }

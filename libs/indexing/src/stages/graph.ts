@@ -6,6 +6,7 @@ import type { BlobStore } from '@crs/persistence/blob-store';
 import type { ProjectionRunner } from '@crs/persistence/projection-runner';
 import { mapLimit } from '@crs/persistence/map-limit';
 import { extractGraph } from '@crs/ingestion/graph/extract-graph';
+import { parseChunkList } from '@crs/search/chunk-docs';
 import type { StatusRecorder } from './status';
 import { active, IO_CONCURRENCY, type Work } from './work';
 
@@ -30,7 +31,7 @@ export class GraphExtraction {
     await mapLimit(active(work), IO_CONCURRENCY, async (w) => {
       try {
         if (!w.item.chunks_sha256) throw new Error('graph_creation without a chunk list');
-        w.chunks = JSON.parse((await this.blobs.get(w.item.database_id, w.item.chunks_sha256)).toString('utf8'));
+        w.chunks = parseChunkList(await this.blobs.get(w.item.database_id, w.item.chunks_sha256));
       } catch (err) {
         this.status.unexpected(w, err);
       }
