@@ -23,6 +23,7 @@ const USAGE = `node dist/bench/speed/ab.main.js --data-dir <DATA_DIR kept by ben
   --seed 42
   --pg-statements       run Postgres with pg_stat_statements and print each variant's heaviest statements per query
   --steps               print each variant's mean wall ms per query in each /query step (/metrics crs_query_step_*)
+  --profile <dir>       write a V8 CPU profile of each service process (warm-up included) into <dir>/<variant>-<round>/
 Each variant runs on its own copy of the data directory (a variant may migrate its tables at start), as a fresh
 service process with a bootstrap key of its own (a new prefix: the kept data's key is not known); the first queries after start (the same count for every variant) warm it up and are not counted.
 Prints p50 / p95 / p99 / req/s and CPU per query (service JS thread, its other threads, Postgres) per variant and
@@ -73,6 +74,8 @@ export interface AbOptions {
   pgStatements?: boolean;
   /** print the mean wall ms per query of each /query step the service counts */
   steps?: boolean;
+  /** a directory for a V8 CPU profile of each service process, one folder per variant and round */
+  profileDir?: string;
   log?: (line: string) => void;
 }
 
@@ -92,7 +95,8 @@ export async function runAb(opts: AbOptions): Promise<AbResult[]> {
     }
     for (let round = 1; round <= opts.rounds; round++) {
       for (const v of opts.variants) {
-        const service = await spawnService({ root: v.root, dataDir: copies.get(v.name)!, key: benchKey(`ab_${randomBytes(6).toString('hex')}`), env: { ...v.env, ...(opts.pgStatements ? { POSTGRES_STAT_STATEMENTS: 'true' } : {}) } });
+        const nodeFlags = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(resolve(opts.profileDir), `${v.name}-${round}`)}`] : [];
+        const service = await spawnService({ root: v.root, dataDir: copies.get(v.name)!, key: benchKey(`ab_${randomBytes(6).toString('hex')}`), nodeFlags, env: { ...v.env, ...(opts.pgStatements ? { POSTGRES_STAT_STATEMENTS: 'true' } : {}) } });
         try {
           const client = new CrsClient(service.baseUrl, service.key);
           const headers = client.headers;
@@ -152,7 +156,7 @@ export function abMarkdown(variants: Variant[], rounds: number, results: AbResul
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', 'pg-statements': 'boolean', steps: 'boolean', help: 'boolean' });
+  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', 'pg-statements': 'boolean', steps: 'boolean', profile: 'string', help: 'boolean' });
   if (args.help || !args['data-dir'] || !args.variants) return void console.log(USAGE);
   const dataDir = resolve(String(args['data-dir']));
   const variants = parseVariants(String(args.variants));
@@ -163,7 +167,7 @@ async function main(): Promise<void> {
   const connections = Number(args.connections ?? 1);
   const env = runEnvironment(resolve(__dirname, '../../..'));
   console.log(`A/B on ${dataDir}: scenario "${scenario.name}", ${rounds} round(s) of ${durationS} s, ${connections} client(s); ${env.machine.cores} cores (${env.machine.cpu}), load ${env.machine.loadAverageAtStart.join(' / ')}, commit ${env.commit.slice(0, 12)}${env.dirty ? ' (dirty)' : ''}`);
-  const results = await runAb({ dataDir, variants, scenario, rounds, durationS, connections, seed: Number(args.seed ?? 42), pgStatements: Boolean(args['pg-statements']), steps: Boolean(args.steps), log: (l) => console.log(l) });
+  const results = await runAb({ dataDir, variants, scenario, rounds, durationS, connections, seed: Number(args.seed ?? 42), pgStatements: Boolean(args['pg-statements']), steps: Boolean(args.steps), profileDir: args.profile ? String(args.profile) : undefined, log: (l) => console.log(l) });
   console.log(`\n${abMarkdown(variants, rounds, results)}`);
 }
 

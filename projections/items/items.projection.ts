@@ -73,6 +73,9 @@ export const itemsProjection: ReadModelProjection = {
     `CREATE INDEX IF NOT EXISTS rm_items_collection ON rm_items (database_id, collection, store, created_at)`,
     // ingest order within a collection: the neighbours of a memory (conversation context, libs/domain/src/retrieval/conversation-context.ts)
     `CREATE INDEX IF NOT EXISTS rm_items_sequence ON rm_items (database_id, collection, store, created_at, ingest_position)`,
+    // Whether a store holds any item that expires (storeFacets): queries of a store without one leave the engine's
+    // expiry clause out. Status moves change no column it covers, so they stay HOT updates.
+    `CREATE INDEX IF NOT EXISTS rm_items_expiring ON rm_items (database_id, store) WHERE expires_at IS NOT NULL`,
     // The pipeline's work queue: the items waiting for a stage (index: queued or processing; graph: graph_creation),
     // in ingest order. Small, so claiming never walks the whole item table.
     `CREATE TABLE IF NOT EXISTS rm_item_queue (

@@ -194,6 +194,25 @@ export async function itemsToCheck(sql: Sql, databaseId: string, keys: string[])
 }
 
 /**
+ * What each store of a database holds, as far as the query filters care: the collections with items in it (from the
+ * per-group counts, so a few rows whatever the size) and whether any of its items expires.
+ */
+export interface StoreFacets {
+  collections: string[];
+  expiring: boolean;
+}
+
+const STORE_FACETS = `SELECT s.store,
+    ARRAY(SELECT DISTINCT c.collection FROM rm_item_counts c WHERE c.database_id = $1 AND c.store = s.store AND c.items > 0) AS collections,
+    EXISTS (SELECT 1 FROM rm_items i WHERE i.database_id = $1 AND i.store = s.store AND i.expires_at IS NOT NULL) AS expiring
+  FROM unnest($2::text[]) AS s(store)`;
+
+export async function storeFacets(sql: Sql, databaseId: string, stores: readonly Store[]): Promise<Map<Store, StoreFacets>> {
+  const rows = await queryPrepared<{ store: Store; collections: string[]; expiring: boolean }>(sql, 'crs_store_facets', STORE_FACETS, [databaseId, stores]);
+  return new Map(rows.map((r) => [r.store, { collections: r.collections, expiring: r.expiring }]));
+}
+
+/**
  * The current state of the resources and connectors of these rows' synced sources (one statement), and the access of
  * a synced document under them (`syncedAccess`, the decision the SQL of `itemAccess` makes too).
  */

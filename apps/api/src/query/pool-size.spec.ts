@@ -33,7 +33,11 @@ describe('retrieval candidate pool', () => {
     };
     const embedder = { embed: async (texts: string[]) => texts.map(() => Float32Array.from([1, 0])) } as unknown as Embedder;
     const catalog = { entry: async () => ({ name: 'idx', modelId: null, dimensions: 2 }) } as unknown as SearchCatalog;
-    const retrieval = (config: AppConfig) => new RetrievalService(undefined as unknown as DataSource, embedder, catalog, index as unknown as SearchIndex, undefined as unknown as BlobStore, new StepClock(), config);
+    const retrieval = (config: AppConfig) => {
+      const service = new RetrievalService(undefined as unknown as DataSource, embedder, catalog, index as unknown as SearchIndex, undefined as unknown as BlobStore, new StepClock(), config);
+      jest.spyOn(service.facets, 'of').mockResolvedValue(new Map());
+      return service;
+    };
     const ask = async (limit: number, service = retrieval(configFromEnv({}, 'postgres://spec'))) => {
       limits.length = 0;
       await service.retrieve({ databaseId: 'db', stores: ['knowledge'], query: 'q', vectorText: 'q', limit, alpha: 0.5, caller: null, includeApps: true, recencyBias: 0 });

@@ -10,9 +10,12 @@ import type { StepClock } from '@crs/domain/step-clock';
 import { APP_CONFIG, BLOB_STORE, DATA_SOURCE, EMBEDDER, QUERY_STEP_CLOCK, SEARCH_CATALOG, SEARCH_INDEX } from '@crs/platform/tokens';
 import type { BlobStore } from '@crs/persistence/blob-store';
 import { chunkIdFor, parseChunkList } from '@crs/search/chunk-docs';
-import { conversationNeighbours, itemsToCheck, type ItemCheckRow } from '@crs/projections/items/items.queries';
+import { conversationNeighbours, itemsToCheck, storeFacets, type ItemCheckRow } from '@crs/projections/items/items.queries';
 import { type ContextWeights, lendScores, type Neighbour } from '@crs/domain/retrieval/conversation-context';
 import { candidatePool, type PoolSize } from '@crs/domain/retrieval/pool-size';
+import { StoreFacetCache, withoutVacuousClauses } from './store-facets';
+
+const STORES: readonly Store[] = ['knowledge', 'memory'];
 
 export interface RetrievalRequest {
   databaseId: string;
@@ -61,6 +64,8 @@ export class RetrievalService {
   private readonly context: ContextWeights;
   /** Candidate pool per engine call (pool-size.ts; RETRIEVAL_POOL_*). */
   private readonly pool: PoolSize;
+  /** What each store of a database holds (its collections, whether anything expires): which filter clauses can go. */
+  readonly facets: StoreFacetCache;
 
   constructor(
     @Inject(DATA_SOURCE) private readonly ds: DataSource,
@@ -73,6 +78,7 @@ export class RetrievalService {
   ) {
     this.context = config.retrieval.context;
     this.pool = config.retrieval.pool;
+    this.facets = new StoreFacetCache((databaseId) => storeFacets(this.ds, databaseId, STORES));
   }
 
   /** The query's vector, from a small in-process LRU in front of the embedder. */
@@ -103,7 +109,7 @@ export class RetrievalService {
   async retrieve(req: RetrievalRequest): Promise<RankedChunk[]> {
     const now = Date.now();
     const pool = candidatePool(this.pool, req.limit);
-    const filter: SearchFilter = {
+    const request: SearchFilter = {
       collections: req.collections,
       now,
       includeApps: req.includeApps,
@@ -120,11 +126,13 @@ export class RetrievalService {
     // are fetched as soon as that list arrives, while the other calls may still be searching; conversation context
     // loads its hits' rows together with their neighbours.
     const rows = new ItemRows((keys) => this.items(req.databaseId, keys));
+    const facets = this.facets.of(req.databaseId);
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
-        const ref = await this.catalog.entry(req.databaseId, store);
+        const [ref, held] = await Promise.all([this.catalog.entry(req.databaseId, store), facets]);
         if (!ref) return { kw: [] as LeanCandidate[], vec: [] as LeanCandidate[] };
         const index = ref.name;
+        const filter = withoutVacuousClauses(request, held.get(store));
         const load = (hits: LeanCandidate[]) => clock.timed(`read_model.${store}`, 1, () => rows.load(hits.map((c) => c.itemId))).then(() => hits);
         // Lean hits: the engine reads ids, version and text only (metadata, ACL, dates come from the read model).
         const [kw, vec] = await Promise.all([
@@ -153,7 +161,7 @@ export class RetrievalService {
     for (const f of fused) {
       const candidate = byId.get(f.id)!;
       const item = rows.get(candidate.itemId);
-      if (!item || !this.servable(item, candidate, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata) || !appsAllowed(item, req)) continue;
+      if (!item || !inCollections(item, req) || !this.servable(item, candidate, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata) || !appsAllowed(item, req)) continue;
       const score = applyRecency(f.score, now - new Date(item.updated_at).getTime(), req.recencyBias);
       ranked.push({ candidate, item, score, keyword: f.keyword, vector: f.vector });
     }
@@ -181,7 +189,7 @@ export class RetrievalService {
     const own = new Map<string, number>();
     for (const h of lenders) {
       const item = rows.get(h.itemId);
-      if (!item || item.kind === 'inferred' || !this.servable(item, h, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata)) continue;
+      if (!item || item.kind === 'inferred' || !inCollections(item, req) || !this.servable(item, h, req.caller, now) || !matchesFilters(item, req.metadata, req.additionalMetadata)) continue;
       own.set(h.itemId, Math.max(own.get(h.itemId) ?? -Infinity, h.score));
     }
     if (!own.size) return hits;
@@ -271,6 +279,14 @@ export class ItemRows {
   get(key: string): ItemCheckRow | undefined {
     return this.rows.get(key);
   }
+}
+
+/**
+ * The collections asked for, re-checked on the read model: the engine's collection clause is left out when it keeps
+ * every row (store-facets.ts), so the check here is what holds a hit to them.
+ */
+export function inCollections(item: ItemCheckRow, req: Pick<RetrievalRequest, 'collections'>): boolean {
+  return !req.collections || req.collections.includes(item.collection);
 }
 
 /**
