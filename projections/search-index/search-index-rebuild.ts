@@ -133,6 +133,10 @@ async function rebuildGenerations(
   const head = await store.headPosition();
   const first = await replayLog(store, subscriber, target, 0, Infinity, (pos) => onProgress?.(pos, Math.max(head, pos)));
   const reached = first.position;
+  // Every row folded into the engine's indexes before the new generation serves a query: the background optimize
+  // after the last pages may not have run yet (and would not in a process that exits next), and rows left out of
+  // the full-text index are scanned flat by every keyword search until a later write folds them.
+  for (const e of next.values()) await catalog.index.optimize(e.indexName);
   const olds: string[] = [];
   for (const [key, e] of [...next.entries()]) {
     if (await catalog.replaceGeneration(e.databaseId, e.store, e.indexName, e.generation, e, e.generation - 1)) {

@@ -83,8 +83,20 @@ describe('a scripted workload rebuilds to identical read models and search index
     // Search index: a new generation from the log, vectors from the cache only.
     const cache = new PostgresEmbeddingCache(t.pool);
     const noModel = new CachedEmbedder(new ForbiddenEmbedder(t.embedder.modelId, t.embedder.dimensions), cache);
+    const optimized = jest.spyOn(t.search.index, 'optimize');
+    const swapped = jest.spyOn(t.search, 'replaceGeneration');
     const r = await rebuildSearchIndex(t.store, t.search, new SearchIndexSubscriber(t.ds, t.search, t.blobs, new VectorSpaces(noModel)));
     expect(r.indexes).toBe(2);
+    // Each new generation is optimized (every row folded into the engine's indexes) before it is swapped in.
+    const newNames = swapped.mock.calls.map((c) => c[2]);
+    expect(newNames).toHaveLength(2);
+    for (const [i, name] of newNames.entries()) {
+      const call = optimized.mock.calls.findIndex((c) => c[0] === name);
+      expect([name, call >= 0]).toEqual([name, true]);
+      expect(optimized.mock.invocationCallOrder[call]).toBeLessThan(swapped.mock.invocationCallOrder[i]);
+    }
+    optimized.mockRestore();
+    swapped.mockRestore();
     const indexAfter = await snapshotSearchIndex(t.search);
     const names = (await t.search.all()).map((e) => e.indexName);
     expect(names.every((n) => n.endsWith('_g2'))).toBe(true);

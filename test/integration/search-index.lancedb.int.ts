@@ -209,6 +209,24 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await index.close();
   });
 
+  it('folds rows another process left out of the full-text index once it opens the table, without a write of its own', async () => {
+    const dir = newDir();
+    const stats = async () => (await (await connect(dir)).openTable('leftover')).indexStats('fts_text_idx');
+    // A writer whose background optimize never runs (as a process that exits right after its last write).
+    const writer = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await writer.createIndex('leftover', { dimensions: 2 });
+    await writer.upsert('leftover', [doc(1, [1, 0], 'first batch of lanterns')]);
+    await writer.keywordSearch('leftover', 'lanterns', { limit: 5 }); // the first keyword search folds what is there
+    await writer.upsert('leftover', Array.from({ length: 5 }, (_, i) => doc(10 + i, [1, i], `later lanterns ${i}`)));
+    await writer.close();
+    expect((await stats())?.numUnindexedRows).toBe(5);
+
+    const reader = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: 50 });
+    expect(await reader.keywordSearch('leftover', 'lanterns', { limit: 10 })).toHaveLength(6); // scanned flat meanwhile
+    await eventually(async () => (await stats())?.numUnindexedRows === 0);
+    await reader.close();
+  });
+
   it('deleteItemVersions commits a table version only when some item holds a chunk at or below its version', async () => {
     const dir = newDir();
     const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
