@@ -19,6 +19,8 @@ const USAGE = `node dist/bench/speed/ab.main.js --data-dir <DATA_DIR kept by ben
   --scenario "<name>"   query scenario (default "${TARGET_SCENARIO}")
   --rounds 2            rounds; each round runs every variant once, in turn (A B A B ...), so drift hits all alike
   --duration 10         seconds of load per variant and round
+  --warmup 3            seconds of uncounted load first, per variant and round (longer when a variant has start-up
+                        work to finish first, such as a read model rebuilt after its tables changed shape)
   --connections 1       concurrent clients
   --seed 42
   --pg-statements       run Postgres with pg_stat_statements and print each variant's heaviest statements per query
@@ -134,6 +136,10 @@ export async function runAb(opts: AbOptions): Promise<AbResult[]> {
         }
       }
     }
+  } catch (error) {
+    // The copies go below: keep the service logs of the failed run beside them, to read afterwards.
+    for (const dir of copies.values()) if (existsSync(join(dir, 'service.log'))) execFileSync('cp', [join(dir, 'service.log'), `${dir}.service.log`]);
+    throw error;
   } finally {
     for (const dir of copies.values()) rmSync(dir, { recursive: true, force: true });
   }
@@ -156,7 +162,7 @@ export function abMarkdown(variants: Variant[], rounds: number, results: AbResul
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', 'pg-statements': 'boolean', steps: 'boolean', profile: 'string', help: 'boolean' });
+  const args = parseArgs(process.argv.slice(2), { 'data-dir': 'string', variants: 'string', scenario: 'string', rounds: 'string', duration: 'string', connections: 'string', seed: 'string', 'pg-statements': 'boolean', steps: 'boolean', profile: 'string', warmup: 'string', help: 'boolean' });
   if (args.help || !args['data-dir'] || !args.variants) return void console.log(USAGE);
   const dataDir = resolve(String(args['data-dir']));
   const variants = parseVariants(String(args.variants));
@@ -167,7 +173,7 @@ async function main(): Promise<void> {
   const connections = Number(args.connections ?? 1);
   const env = runEnvironment(resolve(__dirname, '../../..'));
   console.log(`A/B on ${dataDir}: scenario "${scenario.name}", ${rounds} round(s) of ${durationS} s, ${connections} client(s); ${env.machine.cores} cores (${env.machine.cpu}), load ${env.machine.loadAverageAtStart.join(' / ')}, commit ${env.commit.slice(0, 12)}${env.dirty ? ' (dirty)' : ''}`);
-  const results = await runAb({ dataDir, variants, scenario, rounds, durationS, connections, seed: Number(args.seed ?? 42), pgStatements: Boolean(args['pg-statements']), steps: Boolean(args.steps), profileDir: args.profile ? String(args.profile) : undefined, log: (l) => console.log(l) });
+  const results = await runAb({ dataDir, variants, scenario, rounds, durationS, warmupS: args.warmup === undefined ? undefined : Number(args.warmup), connections, seed: Number(args.seed ?? 42), pgStatements: Boolean(args['pg-statements']), steps: Boolean(args.steps), profileDir: args.profile ? String(args.profile) : undefined, log: (l) => console.log(l) });
   console.log(`\n${abMarkdown(variants, rounds, results)}`);
 }
 
