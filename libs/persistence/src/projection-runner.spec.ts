@@ -70,3 +70,56 @@ describe('replay', () => {
     }
   });
 });
+
+describe('rebuild', () => {
+  it('replaces the live rows at commit with tables of the DDL\'s shape: readers see the old rows meanwhile, a failed rebuild changes nothing and leaves no schema', async () => {
+    const url = await createTestDatabase('rebuildswap');
+    const ds = await openDataSource(url, { poolSize: 3 });
+    const pool = new Pool({ connectionString: url, max: 2 });
+    const log = { info: () => undefined, error: () => undefined };
+    try {
+      const store = new PostgresEventStore(pool);
+      await store.init();
+      const databaseId = randomUUID();
+      const meta = { eventId: randomUUID(), occurredAt: '2026-01-01T00:00:00.000Z', orgId: 'org1', actor: 'test' };
+      await store.append(`database-${databaseId}`, [{ type: 'DatabaseCreated', data: { databaseId, name: 'kept', metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, metadata: meta }]);
+      const runner = new ProjectionRunner(ds, store, [databasesProjection], log);
+      await runner.migrate();
+      await runner.rebuild('databases');
+      // A read model that drifted from the log: a row no event made.
+      const [row] = await ds.query(`SELECT * FROM rm_databases`);
+      await ds.query(`INSERT INTO rm_databases SELECT (json_populate_record(NULL::rm_databases, $1::json)).*`, [JSON.stringify({ ...row, id: randomUUID(), name: 'drift' })]);
+      const names = async () => (await ds.query(`SELECT name FROM rm_databases ORDER BY name`)).map((r: { name: string }) => r.name);
+      expect(await names()).toEqual(['drift', 'kept']);
+      const schemas = async () => (await ds.query(`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'crs_rebuild%'`)).length;
+
+      // Held half way: the replay has read the log; readers are not blocked and still see the live rows.
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let reading!: () => void;
+      const started = new Promise<void>((r) => (reading = r));
+      const paused = Object.create(store, {
+        readAllOfTypes: { value: async (...args: Parameters<NonNullable<typeof store.readAllOfTypes>>) => (reading(), await held, store.readAllOfTypes(...args)) },
+      }) as typeof store;
+      const rebuilding = new ProjectionRunner(ds, paused, [databasesProjection], log).rebuild('databases');
+      await started;
+      expect(await names()).toEqual(['drift', 'kept']);
+      release();
+      await expect(rebuilding).resolves.toMatchObject({ events: 1 });
+      expect(await names()).toEqual(['kept']);
+      expect(await schemas()).toBe(0);
+      const indexes = await ds.query(`SELECT schemaname, indexname FROM pg_indexes WHERE tablename = 'rm_databases' ORDER BY indexname`);
+      expect(indexes).toEqual([{ schemaname: 'public', indexname: 'rm_databases_org_name' }, { schemaname: 'public', indexname: 'rm_databases_pkey' }]);
+
+      // A rebuild that fails part way leaves the live tables as they were, and no schema of its own.
+      await ds.query(`UPDATE rm_databases SET name = 'edited'`);
+      const failing = Object.create(store, { readAllOfTypes: { value: async () => Promise.reject(new Error('log unavailable')) } }) as typeof store;
+      await expect(new ProjectionRunner(ds, failing, [databasesProjection], log).rebuild('databases')).rejects.toThrow('log unavailable');
+      expect(await names()).toEqual(['edited']);
+      expect(await schemas()).toBe(0);
+    } finally {
+      await pool.end();
+      await ds.destroy();
+    }
+  });
+});
