@@ -8,20 +8,35 @@ import { databasesProjection } from '@crs/projections/databases/databases.projec
 import { createTestDatabase } from '@crs/test/support/test-database';
 
 describe('read model schema changes', () => {
-  it('a changed DDL drops the old tables and resets the checkpoint, so the runner rebuilds from the log', async () => {
+  it('a changed DDL rebuilds the read model from the log before migrate returns: the new shape, every row, the checkpoint at the head', async () => {
     const url = await createTestDatabase('schemahash');
     const ds = await openDataSource(url, { poolSize: 2 });
+    const pool = new Pool({ connectionString: url, max: 2 });
     const log = { info: () => undefined, error: () => undefined };
-    const v1 = { ...databasesProjection, ddl: [`CREATE TABLE IF NOT EXISTS rm_databases (id uuid PRIMARY KEY)`, `CREATE TABLE IF NOT EXISTS rm_collections (x int)`] };
-    await new ProjectionRunner(ds, {} as any, [v1], log).migrate();
-    await ds.query(`UPDATE projection_checkpoints SET position = 42 WHERE name = 'databases'`);
-    await new ProjectionRunner(ds, {} as any, [v1], log).migrate();
-    expect((await ds.query(`SELECT position FROM projection_checkpoints WHERE name = 'databases'`))[0].position).toBe('42');
-    await new ProjectionRunner(ds, {} as any, [databasesProjection], log).migrate();
-    expect((await ds.query(`SELECT position FROM projection_checkpoints WHERE name = 'databases'`))[0].position).toBe('0');
-    const cols = await ds.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'rm_databases'`);
-    expect(cols.map((c: any) => c.column_name)).toContain('scheduler_ready');
-    await ds.destroy();
+    try {
+      const store = new PostgresEventStore(pool);
+      await store.init();
+      const databaseId = randomUUID();
+      const meta = { eventId: randomUUID(), occurredAt: '2026-01-01T00:00:00.000Z', orgId: 'org1', actor: 'test' };
+      await store.append(`database-${databaseId}`, [{ type: 'DatabaseCreated', data: { databaseId, name: 'db1', metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, metadata: meta }]);
+      const head = await store.headPosition();
+      const checkpoint = async () => (await ds.query(`SELECT position FROM projection_checkpoints WHERE name = 'databases'`))[0].position;
+      const v1 = { ...databasesProjection, ddl: [`CREATE TABLE IF NOT EXISTS rm_databases (id uuid PRIMARY KEY)`, `CREATE TABLE IF NOT EXISTS rm_collections (x int)`] };
+      await new ProjectionRunner(ds, store, [v1], log).migrate();
+      await ds.query(`UPDATE projection_checkpoints SET position = 42 WHERE name = 'databases'`);
+      // Same DDL: nothing happens.
+      await new ProjectionRunner(ds, store, [v1], log).migrate();
+      expect(await checkpoint()).toBe('42');
+      // New DDL: the tables have the new shape and hold what the log says as soon as migrate returns.
+      await new ProjectionRunner(ds, store, [databasesProjection], log).migrate();
+      expect(await checkpoint()).toBe(String(Math.max(42, head)));
+      const cols = await ds.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'rm_databases'`);
+      expect(cols.map((c: any) => c.column_name)).toContain('scheduler_ready');
+      expect(await ds.query(`SELECT id, name FROM rm_databases`)).toEqual([{ id: databaseId, name: 'db1' }]);
+    } finally {
+      await pool.end();
+      await ds.destroy();
+    }
   });
 });
 

@@ -84,8 +84,9 @@ export class ProjectionRunner {
 
   /**
    * Creates the checkpoint table and every read model. A read model whose DDL changed since its tables were built
-   * (its schema hash differs) is dropped and rebuilt from the log by the runner, so a new version never runs on an
-   * old table shape.
+   * (its schema hash differs) is rebuilt from the log before this returns (`rebuild`: new tables of the new shape
+   * replace the old ones at commit), so a new version never runs on an old table shape, and never serves a read
+   * model that is still catching up from an empty one.
    */
   async migrate(sql: { query(q: string, p?: unknown[]): Promise<any> } = this.ds): Promise<void> {
     await sql.query(CHECKPOINT_DDL);
@@ -94,9 +95,9 @@ export class ProjectionRunner {
       const hash = schemaHash(p);
       const [row] = await sql.query('SELECT schema_hash FROM projection_checkpoints WHERE name = $1', [p.name]);
       if (row && row.schema_hash !== hash) {
-        for (const table of p.tables) await sql.query(`DROP TABLE IF EXISTS ${table} CASCADE`);
-        await sql.query('DELETE FROM projection_checkpoints WHERE name = $1', [p.name]);
         this.log.info({ projection: p.name }, 'read model schema changed: rebuilding it from the log');
+        const rebuilt = await this.rebuild(p.name);
+        this.log.info({ projection: p.name, events: rebuilt.events, ms: rebuilt.ms }, 'read model rebuilt in its new schema');
       }
       for (const ddl of p.ddl) await sql.query(ddl);
       await sql.query(
