@@ -87,10 +87,10 @@ describe('replay', () => {
 });
 
 describe('rebuild', () => {
-  it('replaces the live rows at commit with tables of the DDL\'s shape: readers see the old rows meanwhile, a failed rebuild changes nothing and leaves no schema', async () => {
+  it('replaces the live rows at commit with tables of the DDL\'s shape: readers see the old rows meanwhile, a swap that deadlocks with a reader is tried again, a failed rebuild changes nothing and leaves no schema', async () => {
     const url = await createTestDatabase('rebuildswap');
     const ds = await openDataSource(url, { poolSize: 3 });
-    const pool = new Pool({ connectionString: url, max: 2 });
+    const pool = new Pool({ connectionString: url, max: 3 });
     const log = { info: () => undefined, error: () => undefined };
     try {
       const store = new PostgresEventStore(pool);
@@ -125,6 +125,25 @@ describe('rebuild', () => {
       expect(await schemas()).toBe(0);
       const indexes = await ds.query(`SELECT schemaname, indexname FROM pg_indexes WHERE tablename = 'rm_databases' ORDER BY indexname`);
       expect(indexes).toEqual([{ schemaname: 'public', indexname: 'rm_databases_org_name' }, { schemaname: 'public', indexname: 'rm_databases_pkey' }]);
+
+      // A reader holding one live table and then asking for another the swap already holds: Postgres ends the
+      // deadlock by aborting the swap (the reader's own check comes later), and only the swap is tried again.
+      const reader = await pool.connect();
+      try {
+        await reader.query(`SET deadlock_timeout = '30s'`);
+        await reader.query('BEGIN');
+        await reader.query('SELECT count(*) FROM rm_collections');
+        const swapping = new ProjectionRunner(ds, store, [databasesProjection], log).rebuild('databases');
+        const waiting = async () => (await ds.query(`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'rm_collections'::regclass`))[0].n;
+        while ((await waiting()) === 0) await new Promise((r) => setTimeout(r, 10));
+        await expect(reader.query('SELECT name FROM rm_databases ORDER BY name')).resolves.toMatchObject({ rows: [{ name: 'kept' }] });
+        await reader.query('COMMIT');
+        await expect(swapping).resolves.toMatchObject({ events: 1 });
+      } finally {
+        reader.release();
+      }
+      expect(await names()).toEqual(['kept']);
+      expect(await schemas()).toBe(0);
 
       // A rebuild that fails part way leaves the live tables as they were, and no schema of its own.
       await ds.query(`UPDATE rm_databases SET name = 'edited'`);

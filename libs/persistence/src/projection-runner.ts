@@ -197,7 +197,7 @@ export class ProjectionRunner {
         applied = n;
         onProgress?.(p, head);
       });
-      await swapSchema(tx, shadow, quoteIdent(live), projection.tables);
+      await swapSchemaRetrying(tx, shadow, quoteIdent(live), projection.tables);
       await tx.query(`SELECT set_config('search_path', $1, true)`, [path]);
       await writeCheckpoint(tx, name, position);
     });
@@ -451,6 +451,31 @@ async function swapSchema(tx: EntityManager, shadow: string, live: string, table
   }
   await tx.query(`DROP SCHEMA ${shadow}`);
 }
+
+/** Swaps attempted before a rebuild gives up on deadlocks with readers. */
+const SWAP_ATTEMPTS = 5;
+
+/**
+ * swapSchema from a savepoint, again when Postgres ends it as a deadlock. The swap locks the live tables one after the
+ * other while a reader's statement may hold one of them and wait for another (a graph query reads relations, then
+ * mentions); Postgres then aborts one side, and when that is the rebuild only the swap is tried again, not the replay.
+ */
+async function swapSchemaRetrying(tx: EntityManager, shadow: string, live: string, tables: string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await tx.query('SAVEPOINT crs_swap');
+    try {
+      await swapSchema(tx, shadow, live, tables);
+      await tx.query('RELEASE SAVEPOINT crs_swap');
+      return;
+    } catch (err) {
+      const code = (err as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (err as { code?: string }).code;
+      if (code !== DEADLOCK_DETECTED || attempt >= SWAP_ATTEMPTS) throw err;
+      await tx.query('ROLLBACK TO SAVEPOINT crs_swap');
+    }
+  }
+}
+
+const DEADLOCK_DETECTED = '40P01';
 
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
