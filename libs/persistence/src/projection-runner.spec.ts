@@ -6,19 +6,31 @@ import { openDataSource } from './data-source';
 import { ProjectionRunner } from './projection-runner';
 import { databasesProjection } from '@crs/projections/databases/databases.projection';
 import { createTestDatabase } from '@crs/test/support/test-database';
+import type { DataSource } from 'typeorm';
+
+const quiet = { info: () => undefined, error: () => undefined };
+
+/** A fresh test database whose log holds one database's creation (named `name`), for the runner and its read models. */
+async function withOneDatabase(label: string, name: string, body: (t: { ds: DataSource; pool: Pool; store: PostgresEventStore; databaseId: string; log: typeof quiet }) => Promise<void>) {
+  const url = await createTestDatabase(label);
+  const ds = await openDataSource(url, { poolSize: 3 });
+  const pool = new Pool({ connectionString: url, max: 3 });
+  try {
+    const store = new PostgresEventStore(pool);
+    await store.init();
+    const databaseId = randomUUID();
+    const meta = { eventId: randomUUID(), occurredAt: '2026-01-01T00:00:00.000Z', orgId: 'org1', actor: 'test' };
+    await store.append(`database-${databaseId}`, [{ type: 'DatabaseCreated', data: { databaseId, name, metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, metadata: meta }]);
+    await body({ ds, pool, store, databaseId, log: quiet });
+  } finally {
+    await pool.end();
+    await ds.destroy();
+  }
+}
 
 describe('read model schema changes', () => {
-  it('a changed DDL rebuilds the read model from the log before migrate returns: the new shape, every row, the checkpoint at the head', async () => {
-    const url = await createTestDatabase('schemahash');
-    const ds = await openDataSource(url, { poolSize: 2 });
-    const pool = new Pool({ connectionString: url, max: 2 });
-    const log = { info: () => undefined, error: () => undefined };
-    try {
-      const store = new PostgresEventStore(pool);
-      await store.init();
-      const databaseId = randomUUID();
-      const meta = { eventId: randomUUID(), occurredAt: '2026-01-01T00:00:00.000Z', orgId: 'org1', actor: 'test' };
-      await store.append(`database-${databaseId}`, [{ type: 'DatabaseCreated', data: { databaseId, name: 'db1', metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, metadata: meta }]);
+  it('a changed DDL rebuilds the read model from the log before migrate returns: the new shape, every row, the checkpoint at the head', () =>
+    withOneDatabase('schemahash', 'db1', async ({ ds, store, databaseId, log }) => {
       const head = await store.headPosition();
       const checkpoint = async () => (await ds.query(`SELECT position FROM projection_checkpoints WHERE name = 'databases'`))[0].position;
       const v1 = { ...databasesProjection, ddl: [`CREATE TABLE IF NOT EXISTS rm_databases (id uuid PRIMARY KEY)`, `CREATE TABLE IF NOT EXISTS rm_collections (x int)`] };
@@ -33,11 +45,7 @@ describe('read model schema changes', () => {
       const cols = await ds.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'rm_databases'`);
       expect(cols.map((c: any) => c.column_name)).toContain('scheduler_ready');
       expect(await ds.query(`SELECT id, name FROM rm_databases`)).toEqual([{ id: databaseId, name: 'db1' }]);
-    } finally {
-      await pool.end();
-      await ds.destroy();
-    }
-  });
+    }));
 });
 
 describe('replay', () => {
@@ -87,17 +95,8 @@ describe('replay', () => {
 });
 
 describe('rebuild', () => {
-  it('replaces the live rows at commit with tables of the DDL\'s shape: readers see the old rows meanwhile, a swap that deadlocks with a reader is tried again, a failed rebuild changes nothing and leaves no schema', async () => {
-    const url = await createTestDatabase('rebuildswap');
-    const ds = await openDataSource(url, { poolSize: 3 });
-    const pool = new Pool({ connectionString: url, max: 3 });
-    const log = { info: () => undefined, error: () => undefined };
-    try {
-      const store = new PostgresEventStore(pool);
-      await store.init();
-      const databaseId = randomUUID();
-      const meta = { eventId: randomUUID(), occurredAt: '2026-01-01T00:00:00.000Z', orgId: 'org1', actor: 'test' };
-      await store.append(`database-${databaseId}`, [{ type: 'DatabaseCreated', data: { databaseId, name: 'kept', metadataSchema: [], embedder: { modelId: 'm', dimensions: 3 } }, metadata: meta }]);
+  it('replaces the live rows at commit with tables of the DDL\'s shape: readers see the old rows meanwhile, a swap that deadlocks with a reader is tried again, a failed rebuild changes nothing and leaves no schema', () =>
+    withOneDatabase('rebuildswap', 'kept', async ({ ds, pool, store, log }) => {
       const runner = new ProjectionRunner(ds, store, [databasesProjection], log);
       await runner.migrate();
       await runner.rebuild('databases');
@@ -151,9 +150,5 @@ describe('rebuild', () => {
       await expect(new ProjectionRunner(ds, failing, [databasesProjection], log).rebuild('databases')).rejects.toThrow('log unavailable');
       expect(await names()).toEqual(['edited']);
       expect(await schemas()).toBe(0);
-    } finally {
-      await pool.end();
-      await ds.destroy();
-    }
-  });
+    }));
 });
