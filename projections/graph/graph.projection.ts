@@ -157,13 +157,15 @@ async function foldGraph(blobs: BlobStore, run: RecordedEvent[], sql: Sql): Prom
   const itemKeys = items.map((x) => x.itemKey);
   const ITEMS = 'SELECT * FROM unnest($1::uuid[], $2::text[])';
 
-  // Entity keys the items mentioned before (their entities must be re-derived after the delete).
+  // The items' rows go, in one statement that returns the entity keys they mentioned (their entities must be
+  // re-derived after the delete): one pass over the keys instead of a read and two deletes.
   const old: { d: string; k: string }[] = await sql.query(
-    `SELECT DISTINCT database_id::text AS d, entity_key AS k FROM rm_graph_mentions WHERE (database_id, item_key) IN (${ITEMS})`,
+    `WITH keys AS (${ITEMS}),
+       mentions AS (DELETE FROM rm_graph_mentions WHERE (database_id, item_key) IN (SELECT * FROM keys) RETURNING database_id, entity_key),
+       relations AS (DELETE FROM rm_graph_relations WHERE (database_id, item_key) IN (SELECT * FROM keys))
+     SELECT DISTINCT database_id::text AS d, entity_key AS k FROM mentions`,
     [itemDbs, itemKeys],
   );
-  await sql.query(`DELETE FROM rm_graph_mentions WHERE (database_id, item_key) IN (${ITEMS})`, [itemDbs, itemKeys]);
-  await sql.query(`DELETE FROM rm_graph_relations WHERE (database_id, item_key) IN (${ITEMS})`, [itemDbs, itemKeys]);
 
   const m = { db: [] as string[], item: [] as string[], chunk: [] as number[], key: [] as string[], coll: [] as string[], name: [] as string[], type: [] as string[] };
   const r = { db: [] as string[], item: [] as string[], chunk: [] as number[], source: [] as string[], target: [] as string[], predicate: [] as string[], context: [] as string[], coll: [] as string[] };
