@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { escapeIdentifier } from 'pg';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { DomainEventType } from '@crs/domain/domain-event';
 import type { CheckpointMarker, EventStore, RecordedEvent, Subscription } from '@crs/eventstore/event-store.port';
@@ -185,19 +186,19 @@ export class ProjectionRunner {
     await this.ds.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [lockKey(name)]);
       const [{ live, path }] = await tx.query(`SELECT current_schema() AS live, current_setting('search_path') AS path`);
-      const shadow = quoteIdent(`crs_rebuild_${name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}`);
-      // DDL is transactional: a rebuild killed half way leaves no schema behind, so this one is only ever empty.
-      await tx.query(`DROP SCHEMA IF EXISTS ${shadow} CASCADE`);
+      const shadow = escapeIdentifier(`crs_rebuild_${name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}`);
+      // Rebuilds of one read model wait for each other (the lock above), and DDL is transactional: a rebuild killed
+      // half way leaves no schema behind, so none is there to begin with.
       await tx.query(`CREATE SCHEMA ${shadow}`);
       // Unqualified names (the DDL, the projection's statements, its trigger functions) now resolve to the new tables;
       // any other table the projection reads is found in the live schema as before.
-      await tx.query(`SELECT set_config('search_path', $1, true)`, [`${shadow}, ${quoteIdent(live)}`]);
+      await tx.query(`SELECT set_config('search_path', $1, true)`, [`${shadow}, ${escapeIdentifier(live)}`]);
       for (const ddl of projection.ddl) await tx.query(ddl);
       position = await this.replayInto(projection, tx, Infinity, (p, n) => {
         applied = n;
         onProgress?.(p, head);
       });
-      await swapSchemaRetrying(tx, shadow, quoteIdent(live), projection.tables);
+      await swapSchemaRetrying(tx, shadow, escapeIdentifier(live), projection.tables);
       await tx.query(`SELECT set_config('search_path', $1, true)`, [path]);
       await writeCheckpoint(tx, name, position);
     });
@@ -437,8 +438,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 async function swapSchema(tx: EntityManager, shadow: string, live: string, tables: string[]): Promise<void> {
   for (const table of tables) {
-    await tx.query(`DROP TABLE IF EXISTS ${live}.${quoteIdent(table)}`);
-    await tx.query(`ALTER TABLE ${shadow}.${quoteIdent(table)} SET SCHEMA ${live}`);
+    await tx.query(`DROP TABLE IF EXISTS ${live}.${escapeIdentifier(table)}`);
+    await tx.query(`ALTER TABLE ${shadow}.${escapeIdentifier(table)} SET SCHEMA ${live}`);
   }
   const functions: { name: string; args: string }[] = await tx.query(
     `SELECT p.proname AS name, pg_get_function_identity_arguments(p.oid) AS args FROM pg_proc p WHERE p.pronamespace = $1::regnamespace`,
@@ -446,8 +447,8 @@ async function swapSchema(tx: EntityManager, shadow: string, live: string, table
   );
   for (const f of functions) {
     // The live tables that used the old function are dropped above, so nothing depends on it any more.
-    await tx.query(`DROP FUNCTION IF EXISTS ${live}.${quoteIdent(f.name)}(${f.args})`);
-    await tx.query(`ALTER FUNCTION ${shadow}.${quoteIdent(f.name)}(${f.args}) SET SCHEMA ${live}`);
+    await tx.query(`DROP FUNCTION IF EXISTS ${live}.${escapeIdentifier(f.name)}(${f.args})`);
+    await tx.query(`ALTER FUNCTION ${shadow}.${escapeIdentifier(f.name)}(${f.args}) SET SCHEMA ${live}`);
   }
   await tx.query(`DROP SCHEMA ${shadow}`);
 }
@@ -476,8 +477,6 @@ async function swapSchemaRetrying(tx: EntityManager, shadow: string, live: strin
 }
 
 const DEADLOCK_DETECTED = '40P01';
-
-const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** Identifies a read model's table shape: a change of DDL means a rebuild. */
 export function schemaHash(p: ReadModelProjection): string {

@@ -4,7 +4,7 @@
  * through one shared LISTEN connection (notification-hub.ts).
  */
 import { createHash } from 'node:crypto';
-import type { Pool } from 'pg';
+import { escapeIdentifier, type Pool } from 'pg';
 import type { DomainEvent } from '@crs/domain/domain-event';
 import {
   WrongExpectedRevisionError,
@@ -71,14 +71,14 @@ export class PostgresEventStore<E extends EventShape = DomainEvent> implements E
   /** Creates the schema (if named), table and indexes; idempotent and safe to run from several processes at once. */
   static async migrate(pool: Pool, options: Pick<PostgresEventStoreOptions, 'schema' | 'table'> = {}): Promise<void> {
     const table = qualifiedTable(options);
-    const indexName = quoteIdent(`${options.table ?? 'events'}_event_id_idx`);
-    const oldIndexName = options.schema ? `${quoteIdent(options.schema)}.${quoteIdent(`${options.table ?? 'events'}_stream_event_id_idx`)}` : quoteIdent(`${options.table ?? 'events'}_stream_event_id_idx`);
+    const indexName = escapeIdentifier(`${options.table ?? 'events'}_event_id_idx`);
+    const oldIndexName = options.schema ? `${escapeIdentifier(options.schema)}.${escapeIdentifier(`${options.table ?? 'events'}_stream_event_id_idx`)}` : escapeIdentifier(`${options.table ?? 'events'}_stream_event_id_idx`);
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
       // Concurrent CREATE ... IF NOT EXISTS can still collide on the catalog; the lock makes it one at a time.
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK_KEY]);
-      if (options.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(options.schema)}`);
+      if (options.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(options.schema)}`);
       await client.query(`CREATE TABLE IF NOT EXISTS ${table} (
         position bigserial PRIMARY KEY,
         stream text NOT NULL,
@@ -281,17 +281,13 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 function qualifiedTable(options: Pick<PostgresEventStoreOptions, 'schema' | 'table'>): string {
-  const table = quoteIdent(options.table ?? 'events');
-  return options.schema ? `${quoteIdent(options.schema)}.${table}` : table;
+  const table = escapeIdentifier(options.table ?? 'events');
+  return options.schema ? `${escapeIdentifier(options.schema)}.${table}` : table;
 }
 
 function appendFunctionName(options: Pick<PostgresEventStoreOptions, 'schema' | 'table'>, suffix = ''): string {
-  const fn = quoteIdent(`${options.table ?? 'events'}_append${suffix}`);
-  return options.schema ? `${quoteIdent(options.schema)}.${fn}` : fn;
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+  const fn = escapeIdentifier(`${options.table ?? 'events'}_append${suffix}`);
+  return options.schema ? `${escapeIdentifier(options.schema)}.${fn}` : fn;
 }
 
 function fnv1a64(text: string): string {
