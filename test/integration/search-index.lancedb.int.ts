@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '@lancedb/lancedb';
+import { connect, Index, PhraseQuery } from '@lancedb/lancedb';
 import { type ChunkDoc, LanceDbSearchIndex } from '@crs/search';
+import { PHRASE_BOUNDARY } from '@crs/search/lancedb-phrase';
 import { searchIndexContract, seededRandom } from './search-index.contract';
 
 function tempDir(): string {
@@ -37,6 +38,8 @@ function doc(i: number, vector: number[], text = `row ${i}`): ChunkDoc {
     version: 1,
   };
 }
+
+const sortedChunkIds = (hits: { chunkId: string }[]) => hits.map((h) => h.chunkId).sort();
 
 /** Poll a condition without sleeping blindly; fail after a bound. */
 async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -224,6 +227,112 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     const reader = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: 50 });
     expect(await reader.keywordSearch('leftover', 'lanterns', { limit: 10 })).toHaveLength(6); // scanned flat meanwhile
     await eventually(async () => (await stats())?.numUnindexedRows === 0);
+    await reader.close();
+  });
+
+  /** The full-text index as it was made before phrase queries were checked in process: with word positions. */
+  const positionalFts = () =>
+    Index.fts({ withPosition: true, baseTokenizer: 'simple', language: 'English', stem: true, removeStopWords: true, lowercase: true, asciiFolding: true });
+  const ftsDetails = async (dir: string, name: string) => {
+    const db = await connect(dir, { readConsistencyInterval: 0 });
+    const table = await db.openTable(name);
+    const details = (await table.listIndices()).find((i) => i.name === 'fts_text_idx')?.indexDetails as { with_position: boolean };
+    table.close();
+    db.close();
+    return details;
+  };
+  const phraseTexts = [
+    'The state of the art is here', 'state art museum', 'state of art', 'running shoes are great', 'he runs shoe shops',
+    'Café Crème brûlée', 'cafe creme', 'state, of the art!', 'the art of the state', 'new-york city', 'new york city', 'state the art',
+  ];
+  const phrases = ['state of the art', 'state art', 'running shoes', 'run shoe', 'cafe creme', 'new york', 'the art', 'of the', 'art state', 'york city museum'];
+
+  it('keeps no word positions in the full-text index, and answers phrase queries as LanceDB\'s phrase query over positions does', async () => {
+    const dir = newDir();
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await index.createIndex('phr', { dimensions: 2 });
+    await index.upsert('phr', phraseTexts.map((text, i) => doc(i, [1, i], text)));
+    await index.optimize('phr');
+    expect((await ftsDetails(dir, 'phr')).with_position).toBe(false);
+
+    // The reference: the same texts in a table whose index keeps positions, asked with LanceDB's own phrase query.
+    const refDir = newDir();
+    const db = await connect(refDir);
+    const ref = await db.createTable('ref', phraseTexts.map((fts_text, i) => ({ id: `r_${String(i).padStart(5, '0')}`, fts_text })));
+    await ref.createIndex('fts_text', { config: positionalFts() });
+    let matched = 0;
+    for (const phrase of phrases) {
+      const expected = (await ref.query().fullTextSearch(new PhraseQuery(phrase, 'fts_text')).select(['id']).limit(50).toArray()).map((r) => r.id as string);
+      const got = (await index.keywordSearch('phr', phrase, { limit: 50, operator: 'phrase' })).map((h) => h.chunkId);
+      expect([phrase, [...got].sort()]).toEqual([phrase, [...expected].sort()]);
+      matched += got.length;
+    }
+    expect(matched).toBeGreaterThan(10); // the phrases do match, so the comparison says something
+    ref.close();
+    db.close();
+    await index.close();
+  });
+
+  it('finds phrase matches ranked below many and-matches of the same words, asking for more until enough pass', async () => {
+    const dir = newDir();
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await index.createIndex('deep', { dimensions: 2 });
+    const filler = 'words about something else entirely and at some length so this chunk scores lower than short ones';
+    await index.upsert('deep', [
+      ...Array.from({ length: 60 }, (_, i) => doc(i, [1, i], 'beta alpha')), // both words, not the phrase: better BM25
+      ...[100, 101, 102].map((i) => doc(i, [1, i], `${filler} alpha beta ${filler}`)),
+    ]);
+    const and = await index.keywordSearch('deep', 'alpha beta', { limit: 63, operator: 'and' });
+    expect(and.slice(0, 60).every((h) => Number(h.chunkId.slice(2)) < 60)).toBe(true); // the phrase matches rank last
+    const two = await index.keywordSearch('deep', 'alpha beta', { limit: 2, operator: 'phrase' });
+    expect(two).toHaveLength(2);
+    expect(two.every((h) => ['r_00100', 'r_00101', 'r_00102'].includes(h.chunkId))).toBe(true);
+    expect(two[0].score).toBeGreaterThanOrEqual(two[1].score);
+    expect(sortedChunkIds(await index.keywordSearch('deep', 'alpha beta', { limit: 10, operator: 'phrase' }))).toEqual(['r_00100', 'r_00101', 'r_00102']);
+    await index.close();
+  });
+
+  it('checks a text that holds the word put between texts tokenized together as any other', async () => {
+    const dir = newDir();
+    const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await index.createIndex('edge', { dimensions: 2 });
+    await index.upsert('edge', [
+      doc(1, [1, 0], `x ${PHRASE_BOUNDARY} red apples`),
+      doc(2, [1, 1], `red ${PHRASE_BOUNDARY} apples`),
+      doc(3, [1, 2], 'apples red'),
+      doc(4, [1, 3], 'red apples'),
+    ]);
+    expect(sortedChunkIds(await index.keywordSearch('edge', 'red apples', { limit: 10, operator: 'phrase' }))).toEqual(['r_00001', 'r_00004']);
+    expect(sortedChunkIds(await index.keywordSearch('edge', `red ${PHRASE_BOUNDARY}`, { limit: 10, operator: 'phrase' }))).toEqual(['r_00002']);
+    await index.close();
+  });
+
+  it('replaces a full-text index made with word positions by one without, in the background, answering alike before and after', async () => {
+    const dir = newDir();
+    const writer = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    await writer.createIndex('old', { dimensions: 2 });
+    await writer.upsert('old', phraseTexts.map((text, i) => doc(i, [1, i], text)));
+    await writer.optimize('old');
+    await writer.close();
+    const db = await connect(dir);
+    const table = await db.openTable('old');
+    await table.createIndex('fts_text', { config: positionalFts(), replace: true });
+    table.close();
+    db.close();
+    expect((await ftsDetails(dir, 'old')).with_position).toBe(true);
+
+    const ask = async (index: LanceDbSearchIndex) =>
+      Promise.all([...phrases.map((p) => index.keywordSearch('old', p, { limit: 50, operator: 'phrase' })), index.keywordSearch('old', 'state art', { limit: 50, operator: 'and' })]).then(
+        (all) => all.map((hits) => sortedChunkIds(hits)),
+      );
+    const first = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 }); // never refreshes: answers from the old index
+    const before = await ask(first);
+    await first.close();
+    const reader = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: 20 });
+    await reader.keywordSearch('old', 'state', { limit: 1 }); // opens the table, which schedules the refresh
+    await eventually(async () => (await ftsDetails(dir, 'old')).with_position === false);
+    expect(await ask(reader)).toEqual(before);
+    expect(before.flat().length).toBeGreaterThan(10);
     await reader.close();
   });
 

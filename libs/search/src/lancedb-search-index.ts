@@ -1,4 +1,4 @@
-import { connect, type Connection, Index, MatchQuery, Operator, PhraseQuery, Session, type Table } from '@lancedb/lancedb';
+import { connect, type Connection, Index, type IndexConfig, MatchQuery, Operator, Session, type Table } from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
 import { mkdir, readdir, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,11 +22,11 @@ import {
   toLeanCandidates,
   vectorDimensions,
 } from './lancedb-chunk-table';
+import { holdsPhrase, PHRASE_BOUNDARY, type PositionedToken, splitByBoundary } from './lancedb-phrase';
 import { lanceWhere, sqlIn, sqlInteger, sqlString } from './lancedb-where';
 import {
   type Candidate,
   type ChunkDoc,
-  type KeywordOperator,
   type KeywordSearchOptions,
   type LeanCandidate,
   type LeanDoc,
@@ -141,16 +141,21 @@ interface OpenTable {
   /** Scalar indexes a table made before they existed still lacks (built by the next background refresh). */
   missingScalarIndexes: string[];
   /**
-   * Until when (epoch ms) a match (`or`/`and`) keyword search skips the FTS index statistics: the last look found the
-   * index covering rows, which is all such a search needs to know (prepareKeywordIndex). Reading them on every query
-   * was an engine call of its own before each search.
+   * A full-text index made with word positions (before phrase queries were checked in process): the next background
+   * refresh replaces it with one without, same tokenizer. Queries are answered alike by either meanwhile.
+   */
+  ftsWithPositions?: FtsTokenizer;
+  /**
+   * Until when (epoch ms) a keyword search skips the FTS index statistics: the last look found the index covering
+   * rows, which is all such a search needs to know (prepareKeywordIndex). Reading them on every query was an engine
+   * call of its own before each search.
    */
   ftsCoversRowsUntil?: number;
   /** The table has held a row (hasRows); until then every search first counts them. */
   hasRows?: boolean;
 }
 
-/** How long a look at the FTS index statistics that found rows covered answers for match searches. */
+/** How long a look at the FTS index statistics that found rows covered answers for keyword searches. */
 const FTS_STATS_TTL_MS = 1000;
 
 /**
@@ -158,7 +163,7 @@ const FTS_STATS_TTL_MS = 1000;
  * (English stemming and stop words) and exact cosine vector search (IVF_FLAT past a size threshold).
  *
  * Freshness: writes schedule a background optimize that folds new rows into the engine indexes; until
- * then match queries scan the new rows flat, and the cases LanceDB gets wrong fold them first
+ * then keyword queries scan the new rows flat, and the case LanceDB gets wrong folds them first
  * (see prepareKeywordIndex).
  */
 export class LanceDbSearchIndex implements SearchIndex {
@@ -320,10 +325,13 @@ export class LanceDbSearchIndex implements SearchIndex {
   keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
   async keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions): Promise<LeanCandidate[] | Candidate[]> {
     const lean = opts.fields === 'lean';
-    const result = await this.keywordQuery(indexName, query, opts, lean ? LEAN_COLUMNS : DOC_COLUMNS);
-    if (!result) return [];
+    const columns = lean ? LEAN_COLUMNS : DOC_COLUMNS;
+    const found = opts.operator === 'phrase' ? await this.phraseQuery(indexName, query, opts, columns) : await this.keywordQuery(indexName, query, opts, columns);
+    if (!found) return [];
+    const { result, rows } = found;
     const score = (i: number) => Number(result.getChild('_score')!.get(i));
-    return lean ? toLeanCandidates(result, score) : toCandidates(result, score);
+    const hits = lean ? toLeanCandidates(result, score) : toCandidates(result, score);
+    return rows ? rows.map((row) => hits[row]) : hits;
   }
 
   vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields: 'lean' }): Promise<LeanCandidate[]>;
@@ -336,28 +344,73 @@ export class LanceDbSearchIndex implements SearchIndex {
     return lean ? toLeanCandidates(result, score) : toCandidates(result, score);
   }
 
-  /** The full-text search with these columns and `_score`; undefined when there is nothing to search for. */
+  /** The `or` / `and` full-text search with these columns and `_score`; undefined when there is nothing to search for. */
   private async keywordQuery(
     indexName: string,
     query: string,
     opts: KeywordSearchOptions,
     columns: string[],
-  ): Promise<ArrowTable | undefined> {
+  ): Promise<{ result: ArrowTable; rows?: number[] } | undefined> {
     const open = await this.open(indexName);
     const text = query.trim();
     if (text === '' || opts.limit <= 0) return undefined;
-    const operator = opts.operator ?? 'or';
-    const where = lanceWhere(opts.filter);
     if (!(await this.hasRows(open))) return undefined;
-    await this.prepareKeywordIndex(open, operator);
-    const ftsQuery =
-      operator === 'phrase'
-        ? new PhraseQuery(text, FTS_COLUMN)
-        : new MatchQuery(text, FTS_COLUMN, { operator: operator === 'and' ? Operator.And : Operator.Or });
+    await this.prepareKeywordIndex(open);
+    return { result: await this.matchQuery(open, text, opts.operator === 'and' ? Operator.And : Operator.Or, opts, columns, opts.limit) };
+  }
+
+  private matchQuery(open: OpenTable, text: string, operator: Operator, opts: KeywordSearchOptions, columns: string[], limit: number): Promise<ArrowTable> {
+    const where = lanceWhere(opts.filter);
     // `where` on a full-text query is a prefilter in LanceDB 0.37 (verified by the contract suite).
-    const search = open.table.query().fullTextSearch(ftsQuery).select([...columns, '_score']).limit(opts.limit);
+    const search = open.table.query().fullTextSearch(new MatchQuery(text, FTS_COLUMN, { operator })).select([...columns, '_score']).limit(limit);
     if (where) search.where(where);
     return search.toArrow();
+  }
+
+  /**
+   * A phrase query on an index without word positions (lancedb-phrase.ts): the `and` matches, best first, each checked
+   * for the phrase; when fewer than `limit` pass and there were more matches, four times as many are asked for, until
+   * `limit` pass or the matches run out. Ranked by the `and` match's BM25 score. Returns the last round's rows that pass.
+   */
+  private async phraseQuery(
+    indexName: string,
+    query: string,
+    opts: KeywordSearchOptions,
+    columns: string[],
+  ): Promise<{ result: ArrowTable; rows: number[] } | undefined> {
+    const open = await this.open(indexName);
+    const text = query.trim();
+    if (text === '' || opts.limit <= 0) return undefined;
+    if (!(await this.hasRows(open))) return undefined;
+    await this.prepareKeywordIndex(open);
+    // The boundary's token comes back last: what the tokenizer makes of it, whatever stemming does to it.
+    const tokens = await open.table.tokenize(`${text} ${PHRASE_BOUNDARY}`, { column: FTS_COLUMN });
+    const boundary = tokens[tokens.length - 1]?.text;
+    const phrase = tokens.slice(0, -1);
+    if (phrase.length === 0 || boundary === undefined) return undefined; // stop words only: nothing to match
+    const select = [...new Set([...columns, 'chunk_id', FTS_COLUMN])];
+    const verdicts = new Map<string, boolean>(); // chunk id -> holds the phrase, across rounds
+    for (let limit = Math.max(2 * opts.limit, 20); ; limit *= 4) {
+      const result = await this.matchQuery(open, text, Operator.And, opts, select, limit);
+      const ids = result.numRows ? result.getChild('chunk_id')!.toArray() as string[] : [];
+      if (phrase.length > 1) {
+        const texts = result.numRows ? (result.getChild(FTS_COLUMN)!.toArray() as string[]) : [];
+        const unchecked = ids.flatMap((id, row) => (verdicts.has(id) ? [] : [row]));
+        const held = await this.holdPhrase(open, phrase, boundary, unchecked.map((row) => texts[row]));
+        unchecked.forEach((row, k) => verdicts.set(ids[row], held[k]));
+      }
+      const rows = ids.flatMap((id, row) => (phrase.length === 1 || verdicts.get(id) ? [row] : []));
+      if (rows.length >= opts.limit || result.numRows < limit) return { result, rows: rows.slice(0, opts.limit) };
+    }
+  }
+
+  /** Whether each text holds the phrase, tokenized by the index's tokenizer: in one call where the boundary allows. */
+  private async holdPhrase(open: OpenTable, phrase: PositionedToken[], boundary: string, texts: string[]): Promise<boolean[]> {
+    if (texts.length === 0) return [];
+    const tokenize = (text: string) => open.table.tokenize(text, { column: FTS_COLUMN });
+    const each =
+      splitByBoundary(await tokenize(texts.join(` ${PHRASE_BOUNDARY} `)), boundary, texts.length) ?? (await Promise.all(texts.map(tokenize)));
+    return each.map((tokens) => holdsPhrase(phrase, tokens));
   }
 
   /** The cosine nearest neighbours with these columns and `_distance`; undefined for a limit of 0. */
@@ -491,7 +544,8 @@ export class LanceDbSearchIndex implements SearchIndex {
     }
     const table = await (await this.db()).openTable(indexName);
     await addComputedColumns(table);
-    const indexes = new Set((await table.listIndices()).map((index) => index.name));
+    const listed = await table.listIndices();
+    const indexes = new Set(listed.map((index) => index.name));
     const open: OpenTable = {
       name: indexName,
       table,
@@ -500,13 +554,14 @@ export class LanceDbSearchIndex implements SearchIndex {
       lastRefreshMs: 0,
       hasVectorIndex: indexes.has(VECTOR_INDEX),
       missingScalarIndexes: SCALAR_INDEXES.map((s) => s.column).filter((column) => !indexes.has(scalarIndexName(column))),
+      ftsWithPositions: ftsTokenizerWithPositions(listed.find((index) => index.name === FTS_INDEX)),
     };
     // A table created before the scalar indexes existed gets them in the background; queries stay correct meanwhile.
     // So does one whose full-text index leaves rows out: the process that wrote them ended before its background
     // optimize ran (a rebuild's last pages, a killed process), and until a write here schedules one, every keyword
     // search would scan those rows flat (22,837 of 60,001 rows took a filtered keyword search from a few ms to 82).
     const fts = indexes.has(FTS_INDEX) ? await table.indexStats(FTS_INDEX) : undefined;
-    if (open.missingScalarIndexes.length || (fts?.numUnindexedRows ?? 0) > 0) this.scheduleRefresh(open);
+    if (open.missingScalarIndexes.length || open.ftsWithPositions || (fts?.numUnindexedRows ?? 0) > 0) this.scheduleRefresh(open);
     return open;
   }
 
@@ -527,18 +582,7 @@ export class LanceDbSearchIndex implements SearchIndex {
       }
       if (!(await hasIndex(table, FTS_INDEX))) {
         try {
-          await table.createIndex(FTS_COLUMN, {
-            config: Index.fts({
-              withPosition: true, // phrase queries
-              baseTokenizer: 'simple',
-              language: 'English',
-              stem: this.stem,
-              removeStopWords: true,
-              lowercase: true,
-              asciiFolding: true,
-            }),
-            replace: false,
-          });
+          await table.createIndex(FTS_COLUMN, { config: ftsIndex({ stem: this.stem }), replace: false });
         } catch (error) {
           if (!(await hasIndex(table, FTS_INDEX))) throw error; // else a concurrent creator won the race
         }
@@ -636,6 +680,11 @@ export class LanceDbSearchIndex implements SearchIndex {
   private refresh(open: OpenTable): Promise<void> {
     return this.serialized(open, async () => {
       const started = Date.now();
+      if (open.ftsWithPositions) {
+        // Rebuilt over every row (the unindexed ones too); queries read the old one until this commits.
+        await open.table.createIndex(FTS_COLUMN, { config: ftsIndex(open.ftsWithPositions), replace: true });
+        open.ftsWithPositions = undefined;
+      }
       await open.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.versionRetentionMs) });
       if (open.missingScalarIndexes.length) {
         await createScalarIndexes(open.table, open.missingScalarIndexes);
@@ -679,16 +728,16 @@ export class LanceDbSearchIndex implements SearchIndex {
   }
 
   /**
-   * LanceDB 0.37 answers a full-text query from the FTS index plus a flat scan of rows written since the
-   * index was last updated, merged and ranked together. Two cases are wrong, so rows are folded into the
-   * index first (a synchronous optimize, normally done by the background refresh already):
-   * - phrase queries do not scan unindexed rows at all;
-   * - while the index covers no row yet, the flat scan's first `limit` matches come back unranked.
+   * LanceDB 0.37 answers a full-text match query from the FTS index plus a flat scan of rows written since the
+   * index was last updated, merged and ranked together. While the index covers no row yet, the flat scan's first
+   * `limit` matches come back unranked, so rows are folded into the index first (a synchronous optimize, normally
+   * done by the background refresh already). (Phrase queries are match queries here: LanceDB's own phrase query
+   * skips unindexed rows.)
    */
-  private async prepareKeywordIndex(open: OpenTable, operator: KeywordOperator): Promise<void> {
-    if (operator !== 'phrase' && (open.ftsCoversRowsUntil ?? 0) > Date.now()) return;
+  private async prepareKeywordIndex(open: OpenTable): Promise<void> {
+    if ((open.ftsCoversRowsUntil ?? 0) > Date.now()) return;
     const needsFold = (stats: { numIndexedRows: number; numUnindexedRows: number } | undefined) =>
-      stats !== undefined && stats.numUnindexedRows > 0 && (operator === 'phrase' || stats.numIndexedRows === 0);
+      stats !== undefined && stats.numUnindexedRows > 0 && stats.numIndexedRows === 0;
     const stats = await open.table.indexStats(FTS_INDEX);
     if (stats !== undefined && stats.numIndexedRows > 0) open.ftsCoversRowsUntil = Date.now() + FTS_STATS_TTL_MS;
     if (!needsFold(stats)) return;
@@ -749,6 +798,52 @@ async function addComputedColumn(table: Table, name: string, sql: string): Promi
     await table.checkoutLatest();
     if (!(await has())) throw error;
   }
+}
+
+/** The full-text tokenizer settings an index is made with (English, stop words, lowercase, ASCII folding by default). */
+interface FtsTokenizer {
+  stem: boolean;
+  removeStopWords?: boolean;
+  lowercase?: boolean;
+  asciiFolding?: boolean;
+  language?: string;
+  baseTokenizer?: 'simple' | 'whitespace' | 'raw';
+  maxTokenLength?: number;
+}
+
+/**
+ * The full-text index: without word positions, which doubled what folding new rows into it costs (every optimize
+ * rewrites it whole: 280-400 ms against 150-200 at 40,000 rows). Phrase queries are checked in process instead
+ * (phraseQuery, lancedb-phrase.ts).
+ */
+function ftsIndex(tokenizer: FtsTokenizer): Index {
+  return Index.fts({
+    withPosition: false,
+    baseTokenizer: tokenizer.baseTokenizer ?? 'simple',
+    language: tokenizer.language ?? 'English',
+    stem: tokenizer.stem,
+    removeStopWords: tokenizer.removeStopWords ?? true,
+    lowercase: tokenizer.lowercase ?? true,
+    asciiFolding: tokenizer.asciiFolding ?? true,
+    ...(tokenizer.maxTokenLength === undefined ? {} : { maxTokenLength: tokenizer.maxTokenLength }),
+  });
+}
+
+/** The tokenizer of a full-text index made with word positions (to remake it without, alike otherwise); else undefined. */
+function ftsTokenizerWithPositions(index: IndexConfig | undefined): FtsTokenizer | undefined {
+  const d = index?.indexDetails as Record<string, unknown> | undefined;
+  if (!d || d.with_position !== true) return undefined;
+  const flag = (key: string) => (typeof d[key] === 'boolean' ? (d[key] as boolean) : undefined);
+  const base = d.base_tokenizer;
+  return {
+    stem: flag('stem') ?? true,
+    removeStopWords: flag('remove_stop_words'),
+    lowercase: flag('lower_case'),
+    asciiFolding: flag('ascii_folding'),
+    language: typeof d.language === 'string' ? d.language : undefined,
+    baseTokenizer: base === 'simple' || base === 'whitespace' || base === 'raw' ? base : undefined,
+    maxTokenLength: typeof d.max_token_length === 'number' ? d.max_token_length : undefined,
+  };
 }
 
 /** Creates the missing ones among these scalar indexes (idempotent; tolerates a concurrent creator). */
