@@ -72,6 +72,18 @@ describe('PostgresEmbeddingCache', () => {
     expect(rows).toEqual([{ bytes: 20 }]);
   });
 
+  it('inserts in content-hash order, each hash once with its first vector, so concurrent batches sharing texts wait in turn', async () => {
+    const store = new PostgresEmbeddingCache(pool);
+    await store.init();
+    const entries = Array.from({ length: 40 }, (_, i) => ({ contentHash: contentHash(`ordered ${i}`), vector: Float32Array.from([i, 1]) }));
+    await store.putMany('model-order', [...entries, { contentHash: entries[3].contentHash, vector: Float32Array.from([-1, -1]) }]);
+    // The physical order of the rows is the order the statement inserted them in.
+    const { rows } = await pool.query(`SELECT content_hash FROM embedding_cache WHERE model = 'model-order' ORDER BY ctid`);
+    const hashes = rows.map((r: { content_hash: string }) => r.content_hash);
+    expect(hashes).toEqual(entries.map((e) => e.contentHash).sort());
+    expect(Array.from((await store.getMany('model-order', [entries[3].contentHash])).get(entries[3].contentHash)!)).toEqual([3, 1]);
+  });
+
   it('keeps the first vector written for a key (ON CONFLICT DO NOTHING)', async () => {
     const store = new PostgresEmbeddingCache(pool);
     await store.init();

@@ -51,12 +51,20 @@ export class PostgresEmbeddingCache implements EmbeddingCacheStore {
     return found;
   }
 
+  /**
+   * Inserts in content-hash order (each hash once, its first vector): an insert that meets a row another transaction is
+   * inserting waits for it, so two pipeline batches sharing texts listed in different orders could each wait for the
+   * other (a deadlock); in one order they wait in turn.
+   */
   async putMany(model: string, entries: Array<{ contentHash: string; vector: Float32Array }>): Promise<void> {
-    for (let start = 0; start < entries.length; start += this.batchSize) {
-      const batch = entries.slice(start, start + this.batchSize);
+    const unique = [...new Map([...entries].reverse().map((e) => [e.contentHash, e])).values()].sort((a, b) =>
+      a.contentHash < b.contentHash ? -1 : a.contentHash > b.contentHash ? 1 : 0,
+    );
+    for (let start = 0; start < unique.length; start += this.batchSize) {
+      const batch = unique.slice(start, start + this.batchSize);
       await this.pool.query(
         `INSERT INTO embedding_cache (model, content_hash, vector)
-         SELECT $1, h, v FROM unnest($2::text[], $3::bytea[]) AS t(h, v)
+         SELECT $1, h, v FROM unnest($2::text[], $3::bytea[]) AS t(h, v) ORDER BY h COLLATE "C"
          ON CONFLICT DO NOTHING`,
         [model, batch.map((e) => e.contentHash), batch.map((e) => vectorToBytes(e.vector))],
       );

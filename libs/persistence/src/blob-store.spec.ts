@@ -186,6 +186,27 @@ describe('BlobStore with small blobs as rows', () => {
     expect(await rows.count(id)).toBe(200);
   });
 
+  it('writes a batch of rows in key order whatever its size, so concurrent batches sharing blobs take their locks in one order', async () => {
+    const store = new BlobStore(root, { cacheBytes: 0, rows, rowMaxBytes: 64 });
+    for (const size of [5, 20, 96, 150]) {
+      const id = db();
+      await store.putMany(Array.from({ length: size }, (_, i) => ({ databaseId: id, bytes: `ordered ${size} ${i}` })));
+      // The physical order of a fresh table's rows is the order the statement inserted them in.
+      const { rows: written } = await pool.query(`SELECT encode(sha256, 'hex') AS h FROM blob_rows WHERE database_id = $1 ORDER BY ctid`, [id]);
+      const hashes = written.map((r: { h: string }) => r.h);
+      expect(hashes).toHaveLength(size);
+      expect(hashes).toEqual([...hashes].sort());
+    }
+    // Batches of different sizes sharing blobs (a graph many memories share), at once, new blobs every round.
+    for (let round = 0; round < 8; round++) {
+      const id = db();
+      const shared = Array.from({ length: 30 }, (_, i) => ({ databaseId: id, bytes: `shared ${round} ${i}` }));
+      const own = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ databaseId: id, bytes: `${tag} ${round} ${i}` }));
+      const outcomes = await Promise.all([store.putMany([...shared, ...own(120, 'a')]), store.putMany([...own(10, 'b'), ...shared]), store.putMany(shared.slice(0, 25))]);
+      expect(outcomes.flat().filter((o) => 'error' in o)).toEqual([]);
+    }
+  });
+
   it('deletes one row, and a database: its rows and directory go, and later writes of it are refused here and in other processes', async () => {
     const store = new BlobStore(root, { cacheBytes: 0, rows });
     const id = db();
