@@ -273,7 +273,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await index.close();
   });
 
-  it('finds phrase matches ranked below many and-matches of the same words, asking for more until enough pass', async () => {
+  it('finds phrase matches ranked below many and-matches of the same words, asking for more until enough pass, up to a bound', async () => {
     const dir = newDir();
     const index = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
     await index.createIndex('deep', { dimensions: 2 });
@@ -290,6 +290,11 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     expect(two[0].score).toBeGreaterThanOrEqual(two[1].score);
     expect(sortedChunkIds(await index.keywordSearch('deep', 'alpha beta', { limit: 10, operator: 'phrase' }))).toEqual(['r_00100', 'r_00101', 'r_00102']);
     await index.close();
+    // The work is bounded: past phraseMatchesChecked matches (or twice the limit) none more is checked.
+    const bounded = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1, phraseMatchesChecked: 40 });
+    expect(await bounded.keywordSearch('deep', 'alpha beta', { limit: 2, operator: 'phrase' })).toEqual([]);
+    expect(sortedChunkIds(await bounded.keywordSearch('deep', 'alpha beta', { limit: 40, operator: 'phrase' }))).toEqual(['r_00100', 'r_00101', 'r_00102']);
+    await bounded.close();
   });
 
   it('checks a text that holds the word put between texts tokenized together as any other', async () => {
