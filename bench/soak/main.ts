@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from '../lib/args';
 import { runEnvironment } from '../lib/env';
@@ -19,11 +20,13 @@ const USAGE = `npm run bench:soak -- [options]
   --env K=V,...         extra environment for the service (settings to compare)
   --out <dir>           where results go (default bench/results)
   --name <name>         result file base name (default soak)
+  --keep-data           keep the service's DATA_DIR (its Postgres, engine tables and service.log) after the run;
+                        a failed run keeps it anyway, so its log can say why
   --smoke               1 minute, 4 clients, 200 seed memories, 10-second windows`;
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2), {
-    minutes: 'string', clients: 'string', 'seed-memories': 'string', mix: 'string', batch: 'string', sample: 'string', settle: 'string', seed: 'string', env: 'string', out: 'string', name: 'string', smoke: 'boolean', help: 'boolean',
+    minutes: 'string', clients: 'string', 'seed-memories': 'string', mix: 'string', batch: 'string', sample: 'string', settle: 'string', seed: 'string', env: 'string', out: 'string', name: 'string', 'keep-data': 'boolean', smoke: 'boolean', help: 'boolean',
   });
   if (args.help) return void console.log(USAGE);
   const root = resolve(__dirname, '../../..');
@@ -47,7 +50,9 @@ async function main(): Promise<void> {
   );
   const environment = runEnvironment(root);
   const progress = createProgress();
-  const service = await spawnService({ root, env });
+  const dataDir = mkdtempSync(join(tmpdir(), 'crs-soak-'));
+  const service = await spawnService({ root, env, dataDir });
+  let keep = Boolean(args['keep-data']);
   progress.log(`service pid ${service.pid} on ${service.baseUrl}, DATA_DIR ${service.dataDir}`);
   const outDir = resolve(String(args.out ?? join(root, 'bench/results')));
   const name = String(args.name ?? (smoke ? 'soak-smoke' : 'soak'));
@@ -74,8 +79,13 @@ async function main(): Promise<void> {
     writeFileSync(join(outDir, `${name}.md`), md);
     console.log(md);
     console.log(`results: ${join(outDir, `${name}.md`)} and .json`);
+  } catch (err) {
+    keep = true;
+    throw err;
   } finally {
     await service.stop();
+    if (keep) console.error(`DATA_DIR kept: ${dataDir} (service log: ${join(dataDir, 'service.log')})`);
+    else rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
