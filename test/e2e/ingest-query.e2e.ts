@@ -187,17 +187,18 @@ describe('ingest and query through HTTP', () => {
     expect(Number(seconds?.[1])).toBeGreaterThan(0);
   });
 
-  it('/metrics reports each bounded cache: the search engine and the blobs hold what an ingest and a query read', async () => {
+  it('/metrics reports each bounded cache: the search engine, the small tables held in the process and the blobs hold what an ingest and a query read', async () => {
     await ingestMemories(t, 'kb', [{ id: 'cached-heron', text: 'A heron stood in the reeds at the edge of the pond.' }]);
     await waitForStatus(t, 'kb', ['cached-heron']);
     expect((await t.request('POST', '/query', { body: { database: 'kb', query: 'heron reeds', type: 'memory' } })).status).toBe(200);
     const text = (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body;
     const gauge = (name: string, cache: string) => Number(new RegExp(`^${name}\\{cache="${cache}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1]);
-    for (const cache of ['search_engine', 'blobs']) {
+    for (const cache of ['search_engine', 'search_resident', 'blobs']) {
       expect([cache, gauge('crs_cache_bytes', cache) > 0]).toEqual([cache, true]);
       expect([cache, gauge('crs_cache_entries', cache) > 0]).toEqual([cache, true]);
     }
     expect(gauge('crs_cache_bytes', 'search_engine')).toBeLessThanOrEqual(t.config.caches.searchIndexBytes + t.config.caches.searchMetadataBytes);
+    expect(gauge('crs_cache_bytes', 'search_resident')).toBeLessThanOrEqual(t.config.caches.searchResidentBytes);
     expect(gauge('crs_cache_bytes', 'blobs')).toBeLessThanOrEqual(t.config.caches.blobBytes);
   });
 });

@@ -10,10 +10,20 @@ function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'crs-lance-'));
 }
 
+// The defaults: the contract's tables are small, so their searches are answered from the copies held in the process.
 searchIndexContract('lancedb', async () => {
   const dir = tempDir();
   return {
     index: new LanceDbSearchIndex({ dir }),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+// Every search in the engine, as for tables past residentMaxRows.
+searchIndexContract('lancedb, no resident tables', async () => {
+  const dir = tempDir();
+  return {
+    index: new LanceDbSearchIndex({ dir, residentMaxRows: 0 }),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
 });
@@ -215,8 +225,9 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
   it('folds rows another process left out of the full-text index once it opens the table, without a write of its own', async () => {
     const dir = newDir();
     const stats = async () => (await (await connect(dir)).openTable('leftover')).indexStats('fts_text_idx');
-    // A writer whose background optimize never runs (as a process that exits right after its last write).
-    const writer = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1 });
+    // A writer whose background optimize never runs (as a process that exits right after its last write). Searches in
+    // the engine (no resident copies), whose first keyword search folds what is there.
+    const writer = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: -1, residentMaxRows: 0 });
     await writer.createIndex('leftover', { dimensions: 2 });
     await writer.upsert('leftover', [doc(1, [1, 0], 'first batch of lanterns')]);
     await writer.keywordSearch('leftover', 'lanterns', { limit: 5 }); // the first keyword search folds what is there
@@ -224,7 +235,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
     await writer.close();
     expect((await stats())?.numUnindexedRows).toBe(5);
 
-    const reader = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: 50 });
+    const reader = new LanceDbSearchIndex({ dir, indexRefreshDelayMs: 50, residentMaxRows: 0 });
     expect(await reader.keywordSearch('leftover', 'lanterns', { limit: 10 })).toHaveLength(6); // scanned flat meanwhile
     await eventually(async () => (await stats())?.numUnindexedRows === 0);
     await reader.close();
@@ -372,7 +383,7 @@ describe('LanceDbSearchIndex (engine specifics)', () => {
       await index.optimize('cached');
       await index.keywordSearch('cached', `round ${round}`, { limit: 10 });
     }
-    const usage = index.cacheUsage();
+    const usage = index.cacheUsage().search_engine;
     // Something is cached (a session that never reached the engine reports nothing), and no more than allowed.
     expect(usage.entries).toBeGreaterThan(0);
     expect(usage.bytes).toBeGreaterThan(0);

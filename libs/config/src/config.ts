@@ -48,9 +48,10 @@ export interface AppConfig {
   embeddings: { provider?: EmbedderProvider; url?: string; model?: string; apiKey?: string; dimensions?: number };
   /**
    * In-memory caches, each bounded (docs/operations.md): the embedded search engine's index pages and file metadata,
-   * recently used content blobs. The engine keeps superseded table versions this long before removing them.
+   * the copies of small tables it searches in the process (at most searchResidentMaxRows rows each), recently used
+   * content blobs. The engine keeps superseded table versions this long before removing them.
    */
-  caches: { searchIndexBytes: number; searchMetadataBytes: number; blobBytes: number };
+  caches: { searchIndexBytes: number; searchMetadataBytes: number; searchResidentBytes: number; searchResidentMaxRows: number; blobBytes: number };
   searchVersionRetentionMs: number;
   /** Recorded queries (QueryRecorded and the queries read model) are removed this long after they were asked, unless feedback links to them; 0 keeps them. */
   queryRetentionMs: number;
@@ -130,6 +131,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv, databaseUrl?: string): App
     caches: {
       searchIndexBytes: read.mebibytes('SEARCH_INDEX_CACHE_MB', 256),
       searchMetadataBytes: read.mebibytes('SEARCH_METADATA_CACHE_MB', 64),
+      searchResidentBytes: read.mebibytes('SEARCH_RESIDENT_CACHE_MB', 64),
+      searchResidentMaxRows: read.wholeNumber('SEARCH_RESIDENT_MAX_ROWS', 5000),
       blobBytes: read.mebibytes('BLOB_CACHE_MB', 16),
     },
     searchVersionRetentionMs: read.wholeNumber('SEARCH_VERSION_RETENTION_SECONDS', 30) * 1000,

@@ -123,7 +123,13 @@ export async function openPlatform(config: AppConfig, log: RunnerLogger): Promis
       createSearchIndex({
         elasticsearchUrl: config.elasticsearchUrl,
         lanceDir: join(config.dataDir, 'lancedb'),
-        lance: { indexCacheBytes: config.caches.searchIndexBytes, metadataCacheBytes: config.caches.searchMetadataBytes, versionRetentionMs: config.searchVersionRetentionMs },
+        lance: {
+          indexCacheBytes: config.caches.searchIndexBytes,
+          metadataCacheBytes: config.caches.searchMetadataBytes,
+          residentCacheBytes: config.caches.searchResidentBytes,
+          residentMaxRows: config.caches.searchResidentMaxRows,
+          versionRetentionMs: config.searchVersionRetentionMs,
+        },
       }),
     );
     await search.init();

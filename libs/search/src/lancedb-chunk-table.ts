@@ -56,6 +56,11 @@ export const DOC_COLUMNS = [
   'version',
 ];
 
+/** What FTS_COLUMN holds for a chunk. */
+export function ftsText(doc: Pick<ChunkDoc, 'title' | 'text'>): string {
+  return doc.title ? `${doc.title}\n${doc.text}` : doc.text;
+}
+
 export function chunkTableSchema(dimensions: number): Schema {
   return new Schema([
     new Field('chunk_id', new Utf8(), false),
@@ -148,7 +153,7 @@ export function chunksToArrow(docs: ChunkDoc[], dimensions: number): ArrowTable 
     collection: (t) => utf8(t, docs.map((d) => d.collection)),
     title: (t) => utf8(t, docs.map((d) => d.title)),
     text: (t) => utf8(t, docs.map((d) => d.text)),
-    [FTS_COLUMN]: (t) => utf8(t, docs.map((d) => (d.title ? `${d.title}\n${d.text}` : d.text))),
+    [FTS_COLUMN]: (t) => utf8(t, docs.map(ftsText)),
     vector: (t) =>
       makeData({
         type: t as FixedSizeList<Float32>,

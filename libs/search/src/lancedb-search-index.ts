@@ -14,6 +14,7 @@ import {
   chunkTableSchema,
   DOC_COLUMNS,
   FTS_COLUMN,
+  ftsText,
   LEAN_COLUMN,
   LEAN_COLUMN_SQL,
   LEAN_COLUMNS,
@@ -23,6 +24,7 @@ import {
   vectorDimensions,
 } from './lancedb-chunk-table';
 import { holdsPhrase, PHRASE_BOUNDARY, type PositionedToken, splitByBoundary } from './lancedb-phrase';
+import { leanCandidate, type ResidentInput, ResidentTable, ResidentTables } from './lancedb-resident-table';
 import { lanceWhere, sqlIn, sqlInteger, sqlString } from './lancedb-where';
 import {
   type Candidate,
@@ -96,6 +98,14 @@ export interface LanceDbSearchIndexOptions {
   indexCacheBytes?: number;
   /** Bytes of file metadata and table manifests LanceDB keeps in memory (bounded the same way). Default 64 MiB. */
   metadataCacheBytes?: number;
+  /**
+   * Tables of at most this many rows are searched from a copy held in the process (lancedb-resident-table.ts): an
+   * engine search costs about 4 ms whatever the table's size, the copy's a fraction of a millisecond. Default 5,000;
+   * 0 searches every table in the engine.
+   */
+  residentMaxRows?: number;
+  /** Bytes the copies of small tables may hold together, least recently used dropped first. Default 64 MiB. */
+  residentCacheBytes?: number;
   /** Where background maintenance errors go (default console.warn); they never fail a caller. */
   onBackgroundError?: (error: unknown, indexName: string) => void;
 }
@@ -182,6 +192,7 @@ export class LanceDbSearchIndex implements SearchIndex {
   private readonly maxMaintenanceShare: number;
   private readonly versionRetentionMs: number;
   private readonly onBackgroundError: (error: unknown, indexName: string) => void;
+  private readonly residents: ResidentTables;
   private connection?: Promise<Connection>;
   private readonly session: Session;
   private readonly tables = new Map<string, Promise<OpenTable>>();
@@ -197,6 +208,7 @@ export class LanceDbSearchIndex implements SearchIndex {
     this.maxMaintenanceShare = options.maxMaintenanceShare ?? 0.5;
     if (!(this.maxMaintenanceShare > 0 && this.maxMaintenanceShare <= 1)) throw new Error(`maxMaintenanceShare must be in (0, 1], got ${this.maxMaintenanceShare}`);
     this.versionRetentionMs = options.versionRetentionMs ?? 30_000;
+    this.residents = new ResidentTables(options.residentMaxRows ?? 5000, options.residentCacheBytes ?? 64 * 2 ** 20);
     this.session = new Session(BigInt(options.indexCacheBytes ?? 256 * 2 ** 20), BigInt(options.metadataCacheBytes ?? 64 * 2 ** 20));
     this.onBackgroundError =
       options.onBackgroundError ??
@@ -233,6 +245,7 @@ export class LanceDbSearchIndex implements SearchIndex {
     assertValidIndexName(indexName);
     const cached = this.tables.get(indexName);
     this.tables.delete(indexName);
+    this.residents.forget(indexName);
     if (cached) {
       const open = await cached.catch(() => undefined);
       if (open) {
@@ -331,6 +344,8 @@ export class LanceDbSearchIndex implements SearchIndex {
   keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
   async keywordSearch(indexName: string, query: string, opts: KeywordSearchOptions): Promise<LeanCandidate[] | Candidate[]> {
     const lean = opts.fields === 'lean';
+    const resident = await this.residentSearch(indexName, opts, (open, table) => this.residentKeyword(open, table, query, opts));
+    if (resident) return lean ? resident.map(leanCandidate) : resident;
     const columns = lean ? LEAN_COLUMNS : DOC_COLUMNS;
     const found = opts.operator === 'phrase' ? await this.phraseQuery(indexName, query, opts, columns) : await this.keywordQuery(indexName, query, opts, columns);
     if (!found) return [];
@@ -344,10 +359,97 @@ export class LanceDbSearchIndex implements SearchIndex {
   vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
   async vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions): Promise<LeanCandidate[] | Candidate[]> {
     const lean = opts.fields === 'lean';
+    const resident = await this.residentSearch(indexName, opts, async (open, table) => {
+      assertDimensions(vector, open);
+      return table.vector(vector, opts.limit, opts.filter);
+    });
+    if (resident) return lean ? resident.map(leanCandidate) : resident;
     const result = await this.vectorQuery(indexName, vector, opts, lean ? LEAN_COLUMNS : DOC_COLUMNS);
     if (!result) return [];
     const score = (i: number) => 1 - Number(result.getChild('_distance')!.get(i));
     return lean ? toLeanCandidates(result, score) : toCandidates(result, score);
+  }
+
+  /**
+   * A search answered from the table's copy in the process (ResidentTables), or undefined when the engine answers: the
+   * table is past residentMaxRows, or its copy could not be brought up to date (reported; the engine answers then).
+   */
+  private async residentSearch(
+    indexName: string,
+    opts: SearchOptions,
+    search: (open: OpenTable, table: ResidentTable) => Promise<Candidate[]>,
+  ): Promise<Candidate[] | undefined> {
+    if (!this.residents.enabled) return undefined;
+    const open = await this.open(indexName);
+    lanceWhere(opts.filter); // the same validation of the filter as the engine's path
+    let table: ResidentTable | undefined;
+    try {
+      table = await this.residents.get(open.name, this.residentSource(open));
+    } catch (error) {
+      this.residents.forget(open.name);
+      this.onBackgroundError(error, open.name);
+    }
+    return table ? search(open, table) : undefined;
+  }
+
+  private residentSource(open: OpenTable) {
+    const fetch = async (where: string | undefined): Promise<ResidentInput[]> => {
+      const listing = open.table.query().select([...DOC_COLUMNS, 'vector']);
+      if (where) listing.where(where);
+      const docs = toChunkDocs(await listing.toArrow());
+      const tokens = await this.tokenizeMany(open, docs.map(ftsText));
+      return docs.map((doc, i) => ({ doc, tokens: tokens[i].map((t) => t.text) }));
+    };
+    return {
+      version: () => open.table.version(),
+      countRows: () => open.table.countRows(),
+      heldVersions: async () => {
+        const held = await open.table.query().select(['chunk_id', 'version']).toArrow();
+        const ids = held.numRows ? (held.getChild('chunk_id')!.toArray() as string[]) : [];
+        const versions = held.numRows ? held.getChild('version')! : undefined;
+        return new Map(ids.map((id, row) => [id, Number(versions!.get(row))]));
+      },
+      fetch: async (ids: string[] | undefined) => {
+        if (ids === undefined) return fetch(undefined);
+        const out: ResidentInput[] = [];
+        for (let start = 0; start < ids.length; start += ID_BATCH) out.push(...(await fetch(sqlIn('chunk_id', ids.slice(start, start + ID_BATCH)))));
+        return out;
+      },
+    };
+  }
+
+  /** `or`, `and` and `phrase` over a table's copy: the query goes through the table's own tokenizer. */
+  private async residentKeyword(open: OpenTable, table: ResidentTable, query: string, opts: KeywordSearchOptions): Promise<Candidate[]> {
+    const text = query.trim();
+    if (text === '' || opts.limit <= 0 || table.size === 0) return [];
+    if (opts.operator !== 'phrase') {
+      const tokens = await open.table.tokenize(text, { column: FTS_COLUMN });
+      return table.keyword(tokens.map((t) => t.text), opts.operator === 'and' ? 'and' : 'or', opts.limit, opts.filter);
+    }
+    const tokens = await open.table.tokenize(`${text} ${PHRASE_BOUNDARY}`, { column: FTS_COLUMN });
+    const boundary = tokens[tokens.length - 1]?.text;
+    const phrase = tokens.slice(0, -1);
+    if (phrase.length === 0 || boundary === undefined) return [];
+    const most = Math.max(this.options.phraseMatchesChecked ?? 5000, 2 * opts.limit);
+    const matches = table.keyword(phrase.map((t) => t.text), 'and', most, opts.filter);
+    if (phrase.length === 1) return matches.slice(0, opts.limit);
+    // Checked best first, in growing slices, as the engine's path asks for growing rounds of matches.
+    const found: Candidate[] = [];
+    for (let start = 0, size = Math.max(2 * opts.limit, 20); start < matches.length && found.length < opts.limit; start += size, size *= 4) {
+      const slice = matches.slice(start, start + size);
+      const held = await this.holdPhrase(open, phrase, boundary, slice.map((hit) => ftsText(hit.doc)));
+      slice.forEach((hit, k) => held[k] && found.push(hit));
+    }
+    return found.slice(0, opts.limit);
+  }
+
+  /** Each text's tokens by the table's full-text tokenizer, in one call where the boundary allows. */
+  private async tokenizeMany(open: OpenTable, texts: string[]): Promise<PositionedToken[][]> {
+    if (texts.length === 0) return [];
+    const tokenize = (text: string) => open.table.tokenize(text, { column: FTS_COLUMN });
+    const tokens = await tokenize(`${texts.join(` ${PHRASE_BOUNDARY} `)} ${PHRASE_BOUNDARY}`);
+    const boundary = tokens[tokens.length - 1]?.text;
+    return (boundary !== undefined && splitByBoundary(tokens.slice(0, -1), boundary, texts.length)) || (await Promise.all(texts.map(tokenize)));
   }
 
   /** The `or` / `and` full-text search with these columns and `_score`; undefined when there is nothing to search for. */
@@ -488,8 +590,11 @@ export class LanceDbSearchIndex implements SearchIndex {
   }
 
   /** Bytes and entries held by the engine's index and metadata caches (reported on /metrics). */
-  cacheUsage(): { bytes: number; entries: number } {
-    return { bytes: Number(this.session.sizeBytes()), entries: this.session.approxNumItems() };
+  cacheUsage(): Record<string, { bytes: number; entries: number }> {
+    return {
+      search_engine: { bytes: Number(this.session.sizeBytes()), entries: this.session.approxNumItems() },
+      search_resident: this.residents.usage(),
+    };
   }
 
   async optimize(indexName: string): Promise<void> {
@@ -502,6 +607,7 @@ export class LanceDbSearchIndex implements SearchIndex {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.residents.clear();
     const tables = [...this.tables.values()];
     this.tables.clear();
     for (const pending of tables) {

@@ -144,8 +144,8 @@ export interface SearchIndex {
   count(indexName: string, filter?: SearchFilter): Promise<number>;
   /** Compacts and brings every engine index up to date; loses nothing. */
   optimize(indexName: string): Promise<void>;
-  /** Bytes and entries the engine caches in this process, when it caches anything (reported on /metrics). */
-  cacheUsage?(): { bytes: number; entries: number };
+  /** Bytes and entries of each cache the engine keeps in this process, by name, when it caches anything (reported on /metrics). */
+  cacheUsage?(): Record<string, { bytes: number; entries: number }>;
   close(): Promise<void>;
 }
 

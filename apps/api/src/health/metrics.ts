@@ -41,7 +41,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'crs_cache_bytes',
-      help: 'Bytes held by each bounded in-memory cache of this process (search_engine: LanceDB index pages and file metadata; blobs: recently used content blobs)',
+      help: 'Bytes held by each bounded in-memory cache of this process (search_engine: LanceDB index pages and file metadata; search_resident: small tables held in the process; blobs: recently used content blobs)',
       labelNames: ['cache'],
       registers: [this.registry],
       collect() {
@@ -98,6 +98,5 @@ export class Metrics {
 
 /** Bytes and entries of every in-memory cache of this process, by name (reported on /metrics). */
 export function cacheUsage(blobs: BlobStore, searchIndex: SearchIndex): Record<string, { bytes: number; entries: number }> {
-  const search = searchIndex.cacheUsage?.();
-  return { blobs: blobs.cacheUsage(), ...(search ? { search_engine: search } : {}) };
+  return { blobs: blobs.cacheUsage(), ...searchIndex.cacheUsage?.() };
 }
