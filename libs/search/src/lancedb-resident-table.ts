@@ -93,6 +93,18 @@ export class ResidentTable {
     this.byteCount += row.bytes;
   }
 
+  /** As the engine's upsert: the row replaces the one held unless that one has a higher version. */
+  putUnlessOlder(input: ResidentInput): void {
+    const held = this.rows.get(input.doc.chunkId);
+    if (held && held.doc.version > input.doc.version) return;
+    this.put(input);
+  }
+
+  /** Removes every row whose document matches. */
+  removeWhere(matches: (doc: Omit<ChunkDoc, 'vector'>) => boolean): void {
+    for (const [id, row] of [...this.rows]) if (matches(row.doc)) this.remove(id);
+  }
+
   remove(chunkId: string): void {
     const row = this.rows.get(chunkId);
     if (!row) return;
@@ -268,6 +280,8 @@ const LARGE_TABLE_RECHECK_MS = 1000;
 export class ResidentTables {
   private readonly entries = new Map<string, Entry>();
   private readonly syncing = new Map<string, { version: number; done: Promise<Entry> }>();
+  /** Tables under maintenance that changes no row (compaction, index commits), by the version it started from. */
+  private readonly rowsUnchangedSince = new Map<string, number>();
   private bytes = 0;
 
   constructor(
@@ -292,7 +306,8 @@ export class ResidentTables {
     if (large !== undefined && Date.now() - large < LARGE_TABLE_RECHECK_MS) return undefined;
     const version = await source.version();
     const entry = this.entries.get(name);
-    if (entry && entry.version === version && entry.foundLargeAt === undefined) {
+    if (entry && entry.foundLargeAt === undefined && (entry.version === version || this.rowsUnchangedSince.get(name) === entry.version)) {
+      // The same version, or versions that only this process's maintenance committed since (its rows are the same).
       this.touch(name, entry);
       return entry.table;
     }
@@ -305,6 +320,37 @@ export class ResidentTables {
     } finally {
       if (this.syncing.get(name)?.done === done) this.syncing.delete(name);
     }
+  }
+
+  /** Whether a copy of the table is held (a write then reads the table's version around its commit, for apply). */
+  holds(name: string): boolean {
+    return this.entries.get(name)?.table !== undefined;
+  }
+
+  /**
+   * A commit this process made under the table's lock, from version `before` to `after` (nothing else can commit in
+   * between): when the copy holds exactly `before` and no sync is under way, the write's effect is applied to it, so the
+   * next search needs no read of the table. Otherwise the next search brings the copy up to date from the table.
+   */
+  apply(name: string, before: number, after: number, change: (table: ResidentTable) => void): void {
+    const entry = this.entries.get(name);
+    if (!entry?.table || entry.version !== before || this.syncing.has(name)) return;
+    change(entry.table);
+    this.settle(name, after, entry.table);
+  }
+
+  /**
+   * Maintenance this process runs under the table's lock, committing versions that change no row, from `before` on:
+   * meanwhile a copy holding `before` still answers. `end` is given the version after it.
+   */
+  rowsUnchanged(name: string, before: number): { end(after: number): void } {
+    this.rowsUnchangedSince.set(name, before);
+    return {
+      end: (after) => {
+        if (this.rowsUnchangedSince.get(name) === before) this.rowsUnchangedSince.delete(name);
+        this.apply(name, before, after, () => undefined);
+      },
+    };
   }
 
   /** Forgets a table (dropped, or closed). */
@@ -337,6 +383,11 @@ export class ResidentTables {
       const changed = [...held].flatMap(([id, v]) => (known.get(id) === v ? [] : [id]));
       if (changed.length) for (const input of await source.fetch(changed)) table.put(input);
     }
+    return this.settle(name, version, table);
+  }
+
+  /** Stores the copy at that version, unless it has grown past maxRows or maxBytes (the engine answers then). */
+  private settle(name: string, version: number, table: ResidentTable): Entry {
     if (table.size > this.maxRows) return this.store(name, { version, foundLargeAt: Date.now() });
     if (table.bytes > this.maxBytes) return this.store(name, { version, foundLargeAt: Date.now(), tooManyBytesAtRows: table.size });
     return this.store(name, { version, table });

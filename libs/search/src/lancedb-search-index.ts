@@ -274,16 +274,24 @@ export class LanceDbSearchIndex implements SearchIndex {
     for (let start = 0; start < newest.length; start += UPSERT_SLICE) {
       slices.push(chunksToArrow(newest.slice(start, start + UPSERT_SLICE), open.dimensions));
     }
-    await this.serialized(open, async () => {
-      for (const slice of slices) {
-        await open.table
-          .mergeInsert('chunk_id')
-          // Equal versions replace (a redelivered event is identical); older ones never do.
-          .whenMatchedUpdateAll({ where: 'target.version <= source.version' })
-          .whenNotMatchedInsertAll()
-          .execute(slice);
-      }
-    });
+    // Tokenized before the lock, for the copy held in the process, if there is one; as the table will return them.
+    const resident = this.residents.holds(open.name) ? await this.residentInputs(open, newest.map(asStored)) : undefined;
+    await this.serialized(open, () =>
+      this.committed(
+        open,
+        async () => {
+          for (const slice of slices) {
+            await open.table
+              .mergeInsert('chunk_id')
+              // Equal versions replace (a redelivered event is identical); older ones never do.
+              .whenMatchedUpdateAll({ where: 'target.version <= source.version' })
+              .whenNotMatchedInsertAll()
+              .execute(slice);
+          }
+        },
+        resident && ((table) => resident.forEach((input) => table.putUnlessOlder(input))),
+      ),
+    );
     this.scheduleRefresh(open);
   }
 
@@ -291,11 +299,18 @@ export class LanceDbSearchIndex implements SearchIndex {
     const open = await this.openIfExists(indexName);
     if (!open || itemIds.length === 0) return;
     const maxVersion = sqlInteger(version, 'version');
-    await this.serialized(open, async () => {
-      for (let start = 0; start < itemIds.length; start += ID_BATCH) {
-        await open.table.delete(`${sqlIn('item_id', itemIds.slice(start, start + ID_BATCH))} AND version <= ${maxVersion}`);
-      }
-    });
+    const items = new Set(itemIds);
+    await this.serialized(open, () =>
+      this.committed(
+        open,
+        async () => {
+          for (let start = 0; start < itemIds.length; start += ID_BATCH) {
+            await open.table.delete(`${sqlIn('item_id', itemIds.slice(start, start + ID_BATCH))} AND version <= ${maxVersion}`);
+          }
+        },
+        (table) => table.removeWhere((doc) => items.has(doc.itemId) && doc.version <= Number(maxVersion)),
+      ),
+    );
     this.scheduleRefresh(open);
   }
 
@@ -305,7 +320,8 @@ export class LanceDbSearchIndex implements SearchIndex {
     const upTo = new Map<string, number>();
     for (const i of items) upTo.set(i.itemId, Math.max(upTo.get(i.itemId) ?? -Infinity, Math.floor(Number(sqlInteger(i.version, 'version')))));
     const ids = [...upTo.keys()];
-    await this.serialized(open, async () => {
+    const stale = (doc: { itemId: string; version: number }) => doc.version <= (upTo.get(doc.itemId) ?? -Infinity);
+    await this.serialized(open, () => this.committed(open, async () => {
       for (let start = 0; start < ids.length; start += ID_BATCH) {
         // A delete commits a table version even when nothing matches (an item's first version has no predecessor, the
         // common case on ingest and in a rebuild): the items' rows are looked up first (btree on item_id, one read for
@@ -322,7 +338,7 @@ export class LanceDbSearchIndex implements SearchIndex {
         const clauses = [...stale].map((itemId) => `(item_id = ${sqlString(itemId)} AND version <= ${upTo.get(itemId)})`);
         for (let at = 0; at < clauses.length; at += VERSION_BATCH) await open.table.delete(clauses.slice(at, at + VERSION_BATCH).join(' OR '));
       }
-    });
+    }, (table) => table.removeWhere(stale)));
     this.scheduleRefresh(open);
   }
 
@@ -336,7 +352,15 @@ export class LanceDbSearchIndex implements SearchIndex {
     if (!open) return;
     const predicate = lanceWhere({ collections: filter.collections, itemIds: filter.itemIds });
     if (!predicate) return;
-    await this.serialized(open, () => open.table.delete(predicate));
+    const collections = filter.collections && new Set(filter.collections);
+    const items = filter.itemIds && new Set(filter.itemIds);
+    await this.serialized(open, () =>
+      this.committed(
+        open,
+        async () => void (await open.table.delete(predicate)),
+        (table) => table.removeWhere((doc) => (!collections || collections.has(doc.collection)) && (!items || items.has(doc.itemId))),
+      ),
+    );
     this.scheduleRefresh(open);
   }
 
@@ -371,6 +395,22 @@ export class LanceDbSearchIndex implements SearchIndex {
   }
 
   /**
+   * Runs a write (already under the table's lock, so no other commit comes between) and, when the process holds a copy
+   * of the table, applies `change` to it with the versions the table had before and after (ResidentTables.apply).
+   */
+  private async committed(open: OpenTable, write: () => Promise<void>, change: ((table: ResidentTable) => void) | undefined): Promise<void> {
+    const before = change && this.residents.holds(open.name) ? await open.table.version() : undefined;
+    await write();
+    if (before !== undefined) this.residents.apply(open.name, before, await open.table.version(), change!);
+  }
+
+  /** Docs as the copy holds them: with their full-text column's tokens. */
+  private async residentInputs(open: OpenTable, docs: ChunkDoc[]): Promise<ResidentInput[]> {
+    const tokens = await this.tokenizeMany(open, docs.map(ftsText));
+    return docs.map((doc, i) => ({ doc, tokens: tokens[i].map((t) => t.text) }));
+  }
+
+  /**
    * A search answered from the table's copy in the process (ResidentTables), or undefined when the engine answers: the
    * table is past residentMaxRows, or its copy could not be brought up to date (reported; the engine answers then).
    */
@@ -396,9 +436,7 @@ export class LanceDbSearchIndex implements SearchIndex {
     const fetch = async (where: string | undefined): Promise<ResidentInput[]> => {
       const listing = open.table.query().select([...DOC_COLUMNS, 'vector']);
       if (where) listing.where(where);
-      const docs = toChunkDocs(await listing.toArrow());
-      const tokens = await this.tokenizeMany(open, docs.map(ftsText));
-      return docs.map((doc, i) => ({ doc, tokens: tokens[i].map((t) => t.text) }));
+      return this.residentInputs(open, toChunkDocs(await listing.toArrow()));
     };
     return {
       version: () => open.table.version(),
@@ -793,22 +831,33 @@ export class LanceDbSearchIndex implements SearchIndex {
   /** Compaction, folding new rows into the FTS (and vector) index, pruning old versions; then the vector index threshold. */
   private refresh(open: OpenTable): Promise<void> {
     return this.serialized(open, async () => {
-      const started = Date.now();
-      if (open.ftsWithPositions) {
-        // Rebuilt over every row (the unindexed ones too); queries read the old one until this commits.
-        await open.table.createIndex(FTS_COLUMN, { config: ftsIndex(open.ftsWithPositions), replace: true });
-        open.ftsWithPositions = undefined;
+      // Compaction and index commits change no row: the copy held in the process (if any) answers meanwhile, and then
+      // only moves its version.
+      const unchanged = this.residents.holds(open.name) ? this.residents.rowsUnchanged(open.name, await open.table.version()) : undefined;
+      try {
+        await this.maintain(open);
+      } finally {
+        if (unchanged) unchanged.end(await open.table.version());
       }
-      await open.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.versionRetentionMs) });
-      if (open.missingScalarIndexes.length) {
-        await createScalarIndexes(open.table, open.missingScalarIndexes);
-        open.missingScalarIndexes = [];
-      }
-      await this.ensureVectorIndex(open);
-      await this.mergeVectorIndexDeltas(open);
-      await this.sweepIndexDirs(open);
-      open.lastRefreshMs = Date.now() - started;
     });
+  }
+
+  private async maintain(open: OpenTable): Promise<void> {
+    const started = Date.now();
+    if (open.ftsWithPositions) {
+      // Rebuilt over every row (the unindexed ones too); queries read the old one until this commits.
+      await open.table.createIndex(FTS_COLUMN, { config: ftsIndex(open.ftsWithPositions), replace: true });
+      open.ftsWithPositions = undefined;
+    }
+    await open.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.versionRetentionMs) });
+    if (open.missingScalarIndexes.length) {
+      await createScalarIndexes(open.table, open.missingScalarIndexes);
+      open.missingScalarIndexes = [];
+    }
+    await this.ensureVectorIndex(open);
+    await this.mergeVectorIndexDeltas(open);
+    await this.sweepIndexDirs(open);
+    open.lastRefreshMs = Date.now() - started;
   }
 
   /**
@@ -886,6 +935,20 @@ export class LanceDbSearchIndex implements SearchIndex {
     // Queries keep reading the version they opened; the retrained index is one commit (replace).
     await open.table.createIndex('vector', { config: Index.ivfFlat({ distanceType: 'cosine' }), replace: true });
   }
+}
+
+/** A doc as the table returns it once written: absent fields null, metadata through its JSON, nothing shared with the caller. */
+function asStored(doc: ChunkDoc): ChunkDoc {
+  return {
+    ...doc,
+    title: doc.title ?? null,
+    principals: doc.principals ? [...doc.principals] : null,
+    metadata: JSON.parse(JSON.stringify(doc.metadata)),
+    additionalMetadata: JSON.parse(JSON.stringify(doc.additionalMetadata)),
+    sourceType: doc.sourceType ?? null,
+    expiresAt: doc.expiresAt ?? null,
+    vector: Float32Array.from(doc.vector),
+  };
 }
 
 /** The columns computed from others, in the order they were introduced (the order an older table gets them in). */
