@@ -56,6 +56,12 @@ export class ResidentTable {
     return this.byteCount;
   }
 
+  /** The row's document with a copy of its vector. */
+  chunk(chunkId: string): ChunkDoc | undefined {
+    const row = this.rows.get(chunkId);
+    return row && { ...row.doc, vector: Float32Array.from(row.vector) };
+  }
+
   /** chunk id -> version of every row held. */
   versions(): Map<string, number> {
     const out = new Map<string, number>();

@@ -178,6 +178,9 @@ const FTS_STATS_TTL_MS = 1000;
  * The embedded engine: one LanceDB table per physical index, native BM25 full-text search
  * (English stemming and stop words) and exact cosine vector search (IVF_FLAT past a size threshold).
  *
+ * Tables of at most residentMaxRows rows are searched from a copy held in the process (lancedb-resident-table.ts),
+ * kept up to date by this process's writes and, for other processes' writes, from the table at the next search.
+ *
  * Freshness: writes schedule a background optimize that folds new rows into the engine indexes; until
  * then keyword queries scan the new rows flat, and the case LanceDB gets wrong folds them first
  * (see prepareKeywordIndex).
@@ -422,14 +425,20 @@ export class LanceDbSearchIndex implements SearchIndex {
     if (!this.residents.enabled) return undefined;
     const open = await this.open(indexName);
     lanceWhere(opts.filter); // the same validation of the filter as the engine's path
-    let table: ResidentTable | undefined;
+    const table = await this.residentCopy(open);
+    return table ? search(open, table) : undefined;
+  }
+
+  /** The table's up-to-date copy in the process, or undefined when the engine answers (see residentSearch). */
+  private async residentCopy(open: OpenTable): Promise<ResidentTable | undefined> {
+    if (!this.residents.enabled) return undefined;
     try {
-      table = await this.residents.get(open.name, this.residentSource(open));
+      return await this.residents.get(open.name, this.residentSource(open));
     } catch (error) {
       this.residents.forget(open.name);
       this.onBackgroundError(error, open.name);
+      return undefined;
     }
-    return table ? search(open, table) : undefined;
   }
 
   private residentSource(open: OpenTable) {
@@ -584,6 +593,8 @@ export class LanceDbSearchIndex implements SearchIndex {
 
   async getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]> {
     const open = await this.open(indexName);
+    const resident = await this.residentCopy(open);
+    if (resident) return chunkIds.flatMap((id) => resident.chunk(id) ?? []);
     const wanted = [...new Set(chunkIds)];
     const found = new Map<string, ChunkDoc>();
     for (let start = 0; start < wanted.length; start += ID_BATCH) {
