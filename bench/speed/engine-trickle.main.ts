@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { connect } from '@lancedb/lancedb';
 import type { ChunkDoc, SearchIndex } from '@crs/search/search-index.port';
 import { parseArgs } from '../lib/args';
 import { runEnvironment } from '../lib/env';
 import { seededRandom } from '../lib/prng';
+import { keptTable, machineLine, onTableCopy } from './kept-table';
 
 const USAGE = `node dist/bench/speed/engine-trickle.main.js --data-dir <DATA_DIR kept by bench:speed --keep-data> --variants "base=/other/checkout;new=." [options]
   --store m             m (memory) or k (knowledge): the table of the kept corpus to copy
@@ -92,23 +92,14 @@ async function main(): Promise<void> {
     if (eq <= 0 || !existsSync(join(root, 'dist/libs/search/src/lancedb-search-index.js'))) throw new Error(`bad variant ${part}: want name=root of a built checkout`);
     return { name: part.slice(0, eq), root };
   });
-  const lanceDir = join(resolve(String(args['data-dir'])), 'lancedb');
-  const store = String(args.store ?? 'm');
-  const names = await (await connect(lanceDir)).tableNames();
-  const table = names.filter((n) => n.startsWith(`${store}_`)).sort().pop();
-  if (!table) throw new Error(`no ${store}_ table under ${lanceDir}`);
-  const env = runEnvironment(resolve('.'));
-  console.log(`engine under a trickle: ${table}, ${durationS} s per run, 5 rows every ${writeEveryMs} ms; ${env.machine.cores} cores (${env.machine.cpu}), node ${env.machine.node}; load ${env.machine.loadAverageAtStart.join(' / ')}; commit ${env.commit.slice(0, 12)}${env.dirty ? ' (dirty)' : ''}`);
+  const { lanceDir, table } = await keptTable(String(args['data-dir']), String(args.store ?? 'm'));
+  console.log(`engine under a trickle: ${table}, ${durationS} s per run, 5 rows every ${writeEveryMs} ms; ${machineLine(runEnvironment(resolve('.')))}`);
   for (let round = 1; round <= Number(args.rounds ?? 2); round++) {
     for (const v of variants) {
-      const dir = mkdtempSync(join(tmpdir(), 'crs-trickle-'));
-      try {
-        cpSync(join(lanceDir, `${table}.lance`), join(dir, `${table}.lance`), { recursive: true });
-        const out = execFileSync(process.execPath, [__filename, '--one-root', v.root, '--one-dir', dir, '--one-table', table, '--duration', String(durationS), '--write-every', String(writeEveryMs)], { encoding: 'utf8' });
-        console.log(`round ${round} ${v.name.padEnd(8)} ${out.trim().split('\n').pop()}`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      const out = await onTableCopy(lanceDir, table, (dir) =>
+        execFileSync(process.execPath, [__filename, '--one-root', v.root, '--one-dir', dir, '--one-table', table, '--duration', String(durationS), '--write-every', String(writeEveryMs)], { encoding: 'utf8' }),
+      );
+      console.log(`round ${round} ${v.name.padEnd(8)} ${out.trim().split('\n').pop()}`);
     }
   }
 }
