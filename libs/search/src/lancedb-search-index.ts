@@ -323,7 +323,7 @@ export class LanceDbSearchIndex implements SearchIndex {
     const upTo = new Map<string, number>();
     for (const i of items) upTo.set(i.itemId, Math.max(upTo.get(i.itemId) ?? -Infinity, Math.floor(Number(sqlInteger(i.version, 'version')))));
     const ids = [...upTo.keys()];
-    const stale = (doc: { itemId: string; version: number }) => doc.version <= (upTo.get(doc.itemId) ?? -Infinity);
+    const staleRow = (doc: { itemId: string; version: number }) => doc.version <= (upTo.get(doc.itemId) ?? -Infinity);
     await this.serialized(open, () => this.committed(open, async () => {
       for (let start = 0; start < ids.length; start += ID_BATCH) {
         // A delete commits a table version even when nothing matches (an item's first version has no predecessor, the
@@ -341,7 +341,7 @@ export class LanceDbSearchIndex implements SearchIndex {
         const clauses = [...stale].map((itemId) => `(item_id = ${sqlString(itemId)} AND version <= ${upTo.get(itemId)})`);
         for (let at = 0; at < clauses.length; at += VERSION_BATCH) await open.table.delete(clauses.slice(at, at + VERSION_BATCH).join(' OR '));
       }
-    }, (table) => table.removeWhere(stale)));
+    }, (table) => table.removeWhere(staleRow)));
     this.scheduleRefresh(open);
   }
 
