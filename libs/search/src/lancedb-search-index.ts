@@ -484,7 +484,7 @@ export class LanceDbSearchIndex implements SearchIndex {
     const found: Candidate[] = [];
     for (let start = 0, size = Math.max(2 * opts.limit, 20); start < matches.length && found.length < opts.limit; start += size, size *= 4) {
       const slice = matches.slice(start, start + size);
-      const held = await this.holdPhrase(open, phrase, boundary, slice.map((hit) => ftsText(hit.doc)));
+      const held = await this.holdPhrase(open, phrase, slice.map((hit) => ftsText(hit.doc)));
       slice.forEach((hit, k) => held[k] && found.push(hit));
     }
     return found.slice(0, opts.limit);
@@ -553,7 +553,7 @@ export class LanceDbSearchIndex implements SearchIndex {
       if (phrase.length > 1) {
         const texts = result.numRows ? (result.getChild(FTS_COLUMN)!.toArray() as string[]) : [];
         const unchecked = ids.flatMap((id, row) => (verdicts.has(id) ? [] : [row]));
-        const held = await this.holdPhrase(open, phrase, boundary, unchecked.map((row) => texts[row]));
+        const held = await this.holdPhrase(open, phrase, unchecked.map((row) => texts[row]));
         unchecked.forEach((row, k) => verdicts.set(ids[row], held[k]));
       }
       const rows = ids.flatMap((id, row) => (phrase.length === 1 || verdicts.get(id) ? [row] : []));
@@ -561,13 +561,9 @@ export class LanceDbSearchIndex implements SearchIndex {
     }
   }
 
-  /** Whether each text holds the phrase, tokenized by the index's tokenizer: in one call where the boundary allows. */
-  private async holdPhrase(open: OpenTable, phrase: PositionedToken[], boundary: string, texts: string[]): Promise<boolean[]> {
-    if (texts.length === 0) return [];
-    const tokenize = (text: string) => open.table.tokenize(text, { column: FTS_COLUMN });
-    const each =
-      splitByBoundary(await tokenize(texts.join(` ${PHRASE_BOUNDARY} `)), boundary, texts.length) ?? (await Promise.all(texts.map(tokenize)));
-    return each.map((tokens) => holdsPhrase(phrase, tokens));
+  /** Whether each text holds the phrase, tokenized by the index's tokenizer (tokenizeMany). */
+  private async holdPhrase(open: OpenTable, phrase: PositionedToken[], texts: string[]): Promise<boolean[]> {
+    return (await this.tokenizeMany(open, texts)).map((tokens) => holdsPhrase(phrase, tokens));
   }
 
   /** The cosine nearest neighbours with these columns and `_distance`; undefined for a limit of 0. */
