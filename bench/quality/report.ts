@@ -33,7 +33,7 @@ export function rankingDefaults(env: NodeJS.ProcessEnv = process.env): RankingDe
 }
 
 const thinkingText = (w: Record<string, number>) =>
-  `graph weight ${w.graphWeight}, k ${w.rrfK}; entity weights: query ${w.queryEntity}, neighbour ${w.neighbour} (${w.neighbours} per query), shared by the top ${w.topHits} hits ${w.hitEntity}; expansion ${w.expansion}`;
+  `graph weight ${w.graphWeight}, k ${w.rrfK}; entity weights: query ${w.queryEntity}, neighbour ${w.neighbour} (${w.neighbours} per query), shared by the top ${w.topHits} hits ${w.hitEntity}; expansion ${w.expansion}, leaving out entities in more than ${w.maxEntityChunks} chunks`;
 
 /**
  * Which data each ranking default was chosen on (docs/retrieval.md has the measurements): a figure measured on the

@@ -78,34 +78,47 @@ export interface ScoredChunkRow {
 }
 
 /**
- * The best `pool` chunks mentioning weighted entities (`keys[i]` weighs `weights[i]`), scored by the sum of weight /
- * log2(1 + document frequency), in a total order (score, then item key and chunk in byte order), each saying whether
- * its item passes (completed, in `stores`, of an active collection). Scored and cut in Postgres: an entity every
- * chunk mentions has tens of thousands of mentions at 100k chunks.
+ * How many chunks of a database mention each entity (its document frequency), counted up to `atMost + 1` when `atMost`
+ * is given: an entity past the bound reads only that many index entries, whatever its real count.
+ */
+export function entityChunkCounts(sql: Sql, databaseId: string, keys: string[], atMost?: number): Promise<{ entity_key: string; df: number }[]> {
+  const bound = atMost === undefined ? '' : `LIMIT ${Math.floor(atMost) + 1}`;
+  return sql.query(
+    `SELECT k.entity_key, d.df FROM unnest($2::text[]) AS k(entity_key)
+       CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM (
+         SELECT 1 FROM rm_graph_mentions m WHERE m.database_id = $1 AND m.entity_key = k.entity_key ${bound}) x) d`,
+    [databaseId, keys],
+  );
+}
+
+/**
+ * The best `pool` chunks mentioning weighted entities (`keys[i]` weighs `weights[i]` and is mentioned by `dfs[i]` chunks,
+ * from entityChunkCounts), scored by the sum of weight / log2(1 + document frequency), in a total order (score, then
+ * item key and chunk in byte order), each saying whether its item passes (completed, in `stores`, of an active
+ * collection). Scored and cut in Postgres: an entity every chunk mentions has tens of thousands of mentions at 100k
+ * chunks.
  */
 export function chunksMentioningEntities(
   sql: Sql,
   databaseId: string,
-  keys: string[],
-  weights: number[],
+  entities: { keys: string[]; weights: number[]; dfs: number[] },
   scope: { collections?: string[]; stores: string[] },
   pool: number,
 ): Promise<ScoredChunkRow[]> {
-  const params: unknown[] = [databaseId, keys, weights, scope.stores];
+  const params: unknown[] = [databaseId, entities.keys, entities.weights, entities.dfs, scope.stores];
   if (scope.collections) params.push(scope.collections);
   return sql.query(
-    `WITH w AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS w(entity_key, weight)),
-         df AS (SELECT entity_key, count(*)::float8 AS df FROM rm_graph_mentions WHERE database_id = $1 AND entity_key = ANY($2) GROUP BY entity_key),
+    `WITH w AS (SELECT * FROM unnest($2::text[], $3::float8[], $4::float8[]) AS w(entity_key, weight, df)),
          scored AS (
-           SELECT m.item_key, m.chunk_index, sum(w.weight / (ln(1 + df.df) / ln(2))) AS score
-           FROM rm_graph_mentions m JOIN w ON w.entity_key = m.entity_key JOIN df ON df.entity_key = m.entity_key
-           WHERE m.database_id = $1 AND m.entity_key = ANY($2) ${scope.collections ? 'AND m.collection = ANY($5)' : ''}
+           SELECT m.item_key, m.chunk_index, sum(w.weight / (ln(1 + w.df) / ln(2))) AS score
+           FROM rm_graph_mentions m JOIN w ON w.entity_key = m.entity_key
+           WHERE m.database_id = $1 AND m.entity_key = ANY($2) ${scope.collections ? 'AND m.collection = ANY($6)' : ''}
            GROUP BY m.item_key, m.chunk_index
            ORDER BY score DESC, m.item_key COLLATE "C", m.chunk_index
            LIMIT ${Math.floor(pool)})
          SELECT s.item_key, s.chunk_index, s.score, (i.item_key IS NOT NULL) AS ok
          FROM scored s
-         LEFT JOIN rm_items i ON i.database_id = $1 AND i.item_key = s.item_key AND i.status = 'completed' AND i.store = ANY($4) AND ${inActiveCollection('i')}
+         LEFT JOIN rm_items i ON i.database_id = $1 AND i.item_key = s.item_key AND i.status = 'completed' AND i.store = ANY($5) AND ${inActiveCollection('i')}
          ORDER BY s.score DESC, s.item_key COLLATE "C", s.chunk_index`,
     params,
   );

@@ -128,15 +128,25 @@ describe('context graph, thinking mode and forceful relations through HTTP', () 
     const [db] = await t.ds.query(`SELECT id FROM rm_databases WHERE name = 'gx'`);
     const graph = t.app.get(GraphContextService);
     const weights = new Map([['zorblax', 1], ['quintor', 1]]);
-    const both = await graph.chunksMentioning(db.id, weights, { stores: ['knowledge', 'memory'] }, 3);
+    const both = await graph.chunksMentioning(db.id, weights, { stores: ['knowledge', 'memory'] }, 3, 0);
     expect(both.map((c) => c.itemKey)).toHaveLength(3);
     expect(both[0].score).toBeGreaterThan(0);
     // limit 1: the first cut (4 chunks) holds only knowledge chunks, so the memory is found by a deeper one.
-    const memory = await graph.chunksMentioning(db.id, weights, { stores: ['memory'] }, 1);
+    const memory = await graph.chunksMentioning(db.id, weights, { stores: ['memory'] }, 1, 0);
     expect(memory).toHaveLength(1);
     const [mz] = await t.ds.query(`SELECT item_key FROM rm_items WHERE database_id = $1 AND item_id = 'mz'`, [db.id]);
     expect(memory[0]).toMatchObject({ itemKey: mz.item_key, chunkIndex: 0 });
     expect(memory[0].score).toBeLessThan(both[0].score);
-    expect(await graph.chunksMentioning(db.id, weights, { stores: ['memory'], collections: ['elsewhere'] }, 1)).toEqual([]);
+    expect(await graph.chunksMentioning(db.id, weights, { stores: ['memory'], collections: ['elsewhere'] }, 1, 0)).toEqual([]);
+
+    // Bounded at 6 chunks: Zorblax (7 chunks) is left out, Quintor (6) still counts, alone.
+    const bounded = await graph.chunksMentioning(db.id, weights, { stores: ['knowledge', 'memory'] }, 10, 6);
+    expect(bounded).toHaveLength(6);
+    for (const c of bounded) expect(c.score).toBeCloseTo(1 / Math.log2(7), 9);
+    expect(bounded.map((c) => c.itemKey)).not.toContain(mz.item_key);
+    expect(await graph.chunksMentioning(db.id, weights, { stores: ['memory'] }, 1, 6)).toEqual([]);
+    // At 7 both count again, as without a bound.
+    expect(await graph.chunksMentioning(db.id, weights, { stores: ['memory'] }, 1, 7)).toEqual(memory);
+    expect(await graph.chunksMentioning(db.id, new Map([['zorblax', 1]]), { stores: ['knowledge', 'memory'] }, 10, 6)).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { entityKey } from '@crs/ingestion/graph/extract-graph';
 import type { DataSource } from 'typeorm';
 import { DATA_SOURCE } from '@crs/platform/tokens';
 import type { RankedChunk } from './retrieval.service';
-import { chunksMentioningEntities, entitiesOfChunks, knownEntities, relatedEntities, relationsOfChunks } from '@crs/projections/graph/graph.queries';
+import { chunksMentioningEntities, entitiesOfChunks, entityChunkCounts, knownEntities, relatedEntities, relationsOfChunks } from '@crs/projections/graph/graph.queries';
 
 export interface EntityRef {
   name: string;
@@ -60,19 +60,30 @@ export class GraphContextService {
 
   /**
    * Chunks mentioning weighted entities, scored by the sum of weight / log2(1 + document frequency): an entity
-   * mentioned everywhere (a conversation's speaker) says little about any one chunk.
+   * mentioned everywhere (a conversation's speaker) says little about any one chunk. An entity mentioned by more than
+   * `maxEntityChunks` chunks (0: no bound) is left out, as a stop word is from a keyword query: its mentions tie, so
+   * the chunks it alone would bring are cut by key order, and scoring them read every mention (at 100k chunks an entity
+   * in a fifth of them took ~70 ms of Postgres per entity). Its count stops at the bound, so that costs a bounded read.
    */
-  async chunksMentioning(databaseId: string, weights: Map<string, number>, scope: { collections?: string[]; stores: string[] }, limit: number): Promise<{ itemKey: string; chunkIndex: number; score: number }[]> {
+  async chunksMentioning(
+    databaseId: string,
+    weights: Map<string, number>,
+    scope: { collections?: string[]; stores: string[] },
+    limit: number,
+    maxEntityChunks: number,
+  ): Promise<{ itemKey: string; chunkIndex: number; score: number }[]> {
     if (!weights.size || limit <= 0) return [];
-    const keys = [...weights.keys()];
-    const keyWeights = keys.map((k) => weights.get(k)!);
+    const counts = await entityChunkCounts(this.ds, databaseId, [...weights.keys()], maxEntityChunks > 0 ? maxEntityChunks : undefined);
+    const kept = counts.filter((c) => c.df > 0 && (maxEntityChunks <= 0 || c.df <= maxEntityChunks));
+    if (!kept.length) return [];
+    const entities = { keys: kept.map((c) => c.entity_key), weights: kept.map((c) => weights.get(c.entity_key)!), dfs: kept.map((c) => Number(c.df)) };
     // Scored and cut in Postgres: an entity every chunk mentions (a conversation's speaker) has tens of thousands
     // of mentions at 100k chunks, which took ~0.7 s to ship here. The best `pool` chunks by score are checked
     // against the items (completed, in the stores asked); when fewer than `limit` pass, a deeper cut is taken. The
     // order is total (score, then item key and chunk in byte order), so the survivors of a cut are exactly the
     // best `limit` of the whole ranking.
     for (let pool = limit * 4; ; pool *= 4) {
-      const rows = await chunksMentioningEntities(this.ds, databaseId, keys, keyWeights, scope, pool);
+      const rows = await chunksMentioningEntities(this.ds, databaseId, entities, scope, pool);
       const passed = rows.filter((r) => r.ok);
       if (passed.length >= limit || rows.length < pool) return passed.slice(0, limit).map((r) => ({ itemKey: r.item_key, chunkIndex: r.chunk_index, score: Number(r.score) }));
     }

@@ -56,7 +56,7 @@ export class ThinkingService {
     for (const k of hitEntities) weights.set(k, this.tuning.hitEntity);
     for (const k of neighbours) weights.set(k, Math.max(weights.get(k) ?? 0, this.tuning.neighbour));
     for (const k of queryKeys) weights.set(k, this.tuning.queryEntity);
-    const expansion = await clock.timed('thinking.expansion', 1, () => this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, this.tuning.expansion));
+    const expansion = await clock.timed('thinking.expansion', 1, () => this.graph.chunksMentioning(req.databaseId, weights, { collections: req.collections, stores: req.stores }, this.tuning.expansion, this.tuning.maxEntityChunks));
     const graphScore = new Map(expansion.map((e) => [`${e.itemKey}:${e.chunkIndex}`, e.score]));
 
     // Every candidate's vector, to score old and new candidates alike.

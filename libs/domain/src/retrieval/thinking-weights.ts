@@ -3,9 +3,10 @@
  * score. Chosen on the SciFact BEIR train split (809 queries, at AUTO_ALPHA), not on the test split: the best nDCG@10
  * among the settings whose graph still brings a chunk sharing no word with the query into the top 3
  * (test/e2e/graph-thinking.e2e.ts); graph weight and k on a grid, then each other weight one at a time.
- * bench/results/quality-train-sweep.md.
+ * bench/results/quality-train-sweep.md. `maxEntityChunks` bounds the graph expansion's work: an entity mentioned by more
+ * chunks is left out of it (docs/retrieval.md, "Thinking mode"); 0 leaves none out.
  */
-export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 3, graphWeight: 0.3 };
+export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 3, graphWeight: 0.3, maxEntityChunks: 1000 };
 
 export type ThinkingWeights = typeof THINKING_DEFAULTS;
 
