@@ -624,6 +624,14 @@ export function searchIndexContract(engineName: string, createFixture: () => Pro
         expect(gotUnrestricted.principals).toBeNull();
         expect(await index.getChunks(name, [])).toEqual([]);
 
+        // The vectors alone: the same float32 values, in the order asked, unknown ids skipped.
+        const vectors = await index.getVectors(name, ['bare', 'missing', 'full', 'full']);
+        expect(vectors.map((v) => v.chunkId)).toEqual(['bare', 'full', 'full']);
+        for (const v of vectors) expect(v.vector).toBeInstanceOf(Float32Array);
+        expect(Array.from(vectors[0].vector)).toEqual(Array.from(gotBare.vector));
+        expect(Array.from(vectors[1].vector)).toEqual(Array.from(vector));
+        expect(await index.getVectors(name, [])).toEqual([]);
+
         const [listed] = await index.listChunks(name, { filter: { itemIds: ['item-Ü'] } });
         expect(withoutVector(listed)).toEqual(withoutVector(full));
         expect(Array.from(listed.vector)).toEqual(Array.from(vector));

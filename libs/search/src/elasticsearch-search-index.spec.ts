@@ -276,6 +276,28 @@ describe('ElasticsearchSearchIndex requests', () => {
     expect(recorded[0].body).toEqual({ ids: ['a', 'missing', 'b'] });
   });
 
+  it('returns vectors alone in the order asked, reading only the vector fields', async () => {
+    const a = doc({ chunkId: 'a', vector: new Float32Array([Math.PI, -1e-30, 65504.125]) });
+    const b = doc({ chunkId: 'b', vector: new Float32Array([0.5, 0.25, -2]) });
+    const vectorsOnly = (d: ChunkDoc) => ({ vector_f32: source(d).vector_f32 });
+    reply = () => ({
+      body: {
+        docs: [
+          { _index: 'x', _id: 'b', found: true, _source: vectorsOnly(b) },
+          { _index: 'x', _id: 'missing', found: false },
+          { _index: 'x', _id: 'a', found: true, _source: vectorsOnly(a) },
+        ],
+      },
+    });
+    const got = await adapter().getVectors('db_1_g1', ['a', 'missing', 'b', 'a']);
+    expect(got).toEqual([{ chunkId: 'a', vector: a.vector }, { chunkId: 'b', vector: b.vector }, { chunkId: 'a', vector: a.vector }]);
+    expect(recorded[0].path).toBe('/db_1_g1/_mget');
+    expect(recorded[0].body).toEqual({ ids: ['a', 'missing', 'b'] });
+    expect(recorded[0].query.get('_source_includes')).toBe('vector_f32,vector');
+    expect(await adapter().getVectors('db_1_g1', [])).toEqual([]);
+    expect(recorded).toHaveLength(1);
+  });
+
   it('pages past the result window with search_after', async () => {
     const page = (from: number, n: number) =>
       Array.from({ length: n }, (_, i) => ({ _id: `c${from + i}`, sort: [`c${from + i}`], _source: source(doc({ chunkId: `c${from + i}` })) }));

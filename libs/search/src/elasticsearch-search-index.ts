@@ -4,6 +4,7 @@ import { chunkFilterTokens, filterTokenGroups } from './metadata-filter-tokens';
 import {
   type Candidate,
   type ChunkDoc,
+  type ChunkVector,
   type KeywordSearchOptions,
   type LeanCandidate,
   type LeanDoc,
@@ -287,6 +288,23 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     });
   }
 
+  async getVectors(indexName: string, chunkIds: string[]): Promise<ChunkVector[]> {
+    assertValidIndexName(indexName);
+    if (chunkIds.length === 0) return [];
+    const ids = [...new Set(chunkIds)];
+    const response = await this.call(indexName, () =>
+      this.client.mget<Pick<ChunkSource, 'vector' | 'vector_f32'>>({ index: indexName, ids, _source_includes: ['vector_f32', 'vector'] }),
+    );
+    const found = new Map<string, Float32Array>();
+    for (const entry of response.docs) {
+      if ('found' in entry && entry.found && entry._source) found.set(entry._id, sourceVector(entry._source));
+    }
+    return chunkIds.flatMap((chunkId) => {
+      const vector = found.get(chunkId);
+      return vector ? [{ chunkId, vector }] : [];
+    });
+  }
+
   listChunks(indexName: string, opts: LeanListChunksOptions): Promise<LeanDoc[]>;
   listChunks(indexName: string, opts?: ListChunksOptions): Promise<ChunkDoc[]>;
   async listChunks(indexName: string, opts: ListChunksOptions | LeanListChunksOptions = {}): Promise<LeanDoc[] | ChunkDoc[]> {
@@ -499,8 +517,11 @@ function toDoc(source: ChunkSource): Omit<ChunkDoc, 'vector'> {
 }
 
 function toChunkDoc(source: ChunkSource): ChunkDoc {
-  const vector = source.vector_f32 ? decodeVector(source.vector_f32) : Float32Array.from(source.vector ?? []);
-  return { ...toDoc(source), vector };
+  return { ...toDoc(source), vector: sourceVector(source) };
+}
+
+function sourceVector(source: Pick<ChunkSource, 'vector' | 'vector_f32'>): Float32Array {
+  return source.vector_f32 ? decodeVector(source.vector_f32) : Float32Array.from(source.vector ?? []);
 }
 
 function toLeanCandidate(hit: estypes.SearchHit<ChunkSource>, score: number): LeanCandidate {

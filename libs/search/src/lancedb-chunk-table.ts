@@ -17,7 +17,7 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { chunkFilterTokens } from './metadata-filter-tokens';
-import { type Candidate, type ChunkDoc, ID_SEPARATOR, type LeanCandidate, type LeanDoc, SearchIndexError, type Store } from './search-index.port';
+import { type Candidate, type ChunkDoc, type ChunkVector, ID_SEPARATOR, type LeanCandidate, type LeanDoc, SearchIndexError, type Store } from './search-index.port';
 
 /**
  * The LanceDB table layout of chunks, and the conversions between ChunkDoc and Arrow.
@@ -209,6 +209,16 @@ export function toChunkDocs(result: ArrowTable): ChunkDoc[] {
     const vector = Float32Array.from((vectors.get(i) as Vector<Float32>).toArray());
     return { ...doc, vector };
   });
+}
+
+/** Rows read with only `chunk_id` and `vector`. */
+export function toChunkVectors(result: ArrowTable): ChunkVector[] {
+  if (result.numRows === 0) return [];
+  const ids = column(result, 'chunk_id');
+  const vectors = column(result, 'vector');
+  const out: ChunkVector[] = [];
+  for (let i = 0; i < result.numRows; i++) out.push({ chunkId: ids.get(i), vector: Float32Array.from((vectors.get(i) as Vector<Float32>).toArray()) });
+  return out;
 }
 
 function docsWithoutVector(result: ArrowTable): Omit<ChunkDoc, 'vector'>[] {

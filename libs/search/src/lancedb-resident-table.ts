@@ -62,6 +62,12 @@ export class ResidentTable {
     return row && { ...row.doc, vector: Float32Array.from(row.vector) };
   }
 
+  /** A copy of the row's vector. */
+  vectorOf(chunkId: string): Float32Array | undefined {
+    const row = this.rows.get(chunkId);
+    return row && Float32Array.from(row.vector);
+  }
+
   /** chunk id -> version of every row held. */
   versions(): Map<string, number> {
     const out = new Map<string, number>();

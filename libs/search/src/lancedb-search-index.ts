@@ -20,6 +20,7 @@ import {
   LEAN_COLUMNS,
   toCandidates,
   toChunkDocs,
+  toChunkVectors,
   toLeanCandidates,
   vectorDimensions,
 } from './lancedb-chunk-table';
@@ -29,6 +30,7 @@ import { lanceWhere, sqlIn, sqlInteger, sqlString } from './lancedb-where';
 import {
   type Candidate,
   type ChunkDoc,
+  type ChunkVector,
   type KeywordSearchOptions,
   type LeanCandidate,
   type LeanDoc,
@@ -604,6 +606,27 @@ export class LanceDbSearchIndex implements SearchIndex {
     return chunkIds.flatMap((id) => {
       const doc = found.get(id);
       return doc ? [doc] : [];
+    });
+  }
+
+  async getVectors(indexName: string, chunkIds: string[]): Promise<ChunkVector[]> {
+    const open = await this.open(indexName);
+    const resident = await this.residentCopy(open);
+    if (resident) {
+      return chunkIds.flatMap((chunkId) => {
+        const vector = resident.vectorOf(chunkId);
+        return vector ? [{ chunkId, vector }] : [];
+      });
+    }
+    const wanted = [...new Set(chunkIds)];
+    const found = new Map<string, Float32Array>();
+    for (let start = 0; start < wanted.length; start += ID_BATCH) {
+      const result = await open.table.query().where(sqlIn('chunk_id', wanted.slice(start, start + ID_BATCH))).select(['chunk_id', 'vector']).toArrow();
+      for (const row of toChunkVectors(result)) found.set(row.chunkId, row.vector);
+    }
+    return chunkIds.flatMap((id) => {
+      const vector = found.get(id);
+      return vector ? [{ chunkId: id, vector }] : [];
     });
   }
 

@@ -60,6 +60,9 @@ export interface SearchFilter {
   additionalMetadata?: Record<string, Scalar | Scalar[]>;
 }
 
+/** A chunk's vector alone (getVectors). */
+export type ChunkVector = { chunkId: string; vector: Float32Array };
+
 /** What a lean search returns of a chunk: enough to fuse, check against the read model and answer with its text. */
 export type LeanDoc = Pick<ChunkDoc, 'chunkId' | 'itemId' | 'text' | 'version'>;
 
@@ -133,6 +136,11 @@ export interface SearchIndex {
   vectorSearch(indexName: string, vector: Float32Array | number[], opts: SearchOptions & { fields?: 'full' }): Promise<Candidate[]>;
   /** With vectors (Float32Array), in the order asked; unknown ids are skipped. */
   getChunks(indexName: string, chunkIds: string[]): Promise<ChunkDoc[]>;
+  /**
+   * Only the vectors, in the order asked; unknown ids are skipped: thinking mode re-scores candidates whose other
+   * fields it holds already. At 60,000 knowledge chunks, 100 ids: about 18 ms instead of 42 for getChunks.
+   */
+  getVectors(indexName: string, chunkIds: string[]): Promise<ChunkVector[]>;
   /**
    * `fields: 'lean'`: every chunk the filter matches, as LeanDocs in no particular order: the query path's read of a
    * few known items' chunks (conversation context). At 40k memory chunks, 15 items: 7 ms instead of 11 for a full

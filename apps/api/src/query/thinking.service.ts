@@ -69,20 +69,24 @@ export class ThinkingService {
     const [newItems, queryVector] = await Promise.all([this.retrieval.items(req.databaseId, newKeys), req.alpha > 0 ? this.retrieval.embedQuery(req.vectorText) : null]);
     const vectors = new Map<string, Float32Array>();
     const now = Date.now();
+    // The candidates already held need only their vectors (and none when alpha is 0 or the index's vectors are of
+    // another model); the chunks the graph brings need their whole documents.
     const perStore = await Promise.all(
       req.stores.map(async (store) => {
         const ref = await this.catalog.entry(req.databaseId, store as Store);
-        if (!ref) return { docs: [], vectorsFit: false };
+        if (!ref) return { docs: [], held: [], vectorsFit: false };
         const index = ref.name;
-        const wanted = [
-          ...base.filter((r) => r.item.store === store).map((r) => r.candidate.chunkId),
-          ...expansion.filter((e) => newItems.get(e.itemKey)?.store === store && !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => `${e.itemKey}:${e.chunkIndex}`),
-        ];
-        const docs = await clock.timed(`thinking.vectors.${store}`, 1, () => this.searchIndex.getChunks(index, wanted));
-        return { docs, vectorsFit: this.retrieval.queryVectorsFit(ref) };
+        const vectorsFit = queryVector !== null && this.retrieval.queryVectorsFit(ref);
+        const known = vectorsFit ? base.filter((r) => r.item.store === store).map((r) => r.candidate.chunkId) : [];
+        const fresh = expansion.filter((e) => newItems.get(e.itemKey)?.store === store && !candidates.has(`${e.itemKey}:${e.chunkIndex}`)).map((e) => `${e.itemKey}:${e.chunkIndex}`);
+        const [held, docs] = await clock.timed(`thinking.vectors.${store}`, 1, () =>
+          Promise.all([known.length ? this.searchIndex.getVectors(index, known) : [], fresh.length ? this.searchIndex.getChunks(index, fresh) : []]),
+        );
+        return { docs, held, vectorsFit };
       }),
     );
-    for (const { docs, vectorsFit } of perStore) {
+    for (const { docs, held, vectorsFit } of perStore) {
+      for (const { chunkId, vector } of held) vectors.set(chunkId, vector);
       for (const doc of docs) {
         if (vectorsFit) vectors.set(doc.chunkId, doc.vector as Float32Array);
         if (!candidates.has(doc.chunkId)) {
