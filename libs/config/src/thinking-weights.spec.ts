@@ -8,7 +8,7 @@ describe('thinking weights', () => {
   it('defaults without overrides, and takes THINKING_<NAME> overrides', () => {
     expect(thinkingWeights({})).toEqual(THINKING_DEFAULTS);
     // chosen on SciFact train (bench/results/quality-train-sweep.md): a change is a new choice there
-    expect(THINKING_DEFAULTS).toEqual({ queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 3, graphWeight: 0.3, maxEntityChunks: 1000 });
+    expect(THINKING_DEFAULTS).toEqual({ queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 3, graphWeight: 0.3, maxEntityChunks: 1000, wideFactor: 3, wideMin: 30 });
     expect(thinkingWeights({ THINKING_GRAPH_WEIGHT: '0.3', THINKING_RRF_K: '60' })).toEqual({ ...THINKING_DEFAULTS, graphWeight: 0.3, rrfK: 60 });
   });
   it('refuses a value that is not a non-negative number', () => {
@@ -19,6 +19,7 @@ describe('thinking weights', () => {
     expect(Object.keys(THINKING_DEFAULTS).map((k) => thinkingVariable(k as keyof typeof THINKING_DEFAULTS))).toEqual([
       'THINKING_QUERY_ENTITY', 'THINKING_NEIGHBOUR', 'THINKING_HIT_ENTITY', 'THINKING_TOP_HITS',
       'THINKING_NEIGHBOURS', 'THINKING_EXPANSION', 'THINKING_RRF_K', 'THINKING_GRAPH_WEIGHT', 'THINKING_MAX_ENTITY_CHUNKS',
+      'THINKING_WIDE_FACTOR', 'THINKING_WIDE_MIN',
     ]);
   });
 });

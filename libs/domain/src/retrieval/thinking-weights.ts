@@ -4,9 +4,10 @@
  * among the settings whose graph still brings a chunk sharing no word with the query into the top 3
  * (test/e2e/graph-thinking.e2e.ts); graph weight and k on a grid, then each other weight one at a time.
  * bench/results/quality-train-sweep.md. `maxEntityChunks` bounds the graph expansion's work: an entity mentioned by more
- * chunks is left out of it (docs/retrieval.md, "Thinking mode"); 0 leaves none out.
+ * chunks is left out of it (docs/retrieval.md, "Thinking mode"); 0 leaves none out. `wideFactor` and `wideMin` size the
+ * wider fast retrieval thinking re-ranks: max(wideMin, wideFactor × max_results) results.
  */
-export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 3, graphWeight: 0.3, maxEntityChunks: 1000 };
+export const THINKING_DEFAULTS = { queryEntity: 1, neighbour: 0.4, hitEntity: 0.3, topHits: 5, neighbours: 10, expansion: 50, rrfK: 3, graphWeight: 0.3, maxEntityChunks: 1000, wideFactor: 3, wideMin: 30 };
 
 export type ThinkingWeights = typeof THINKING_DEFAULTS;
 
