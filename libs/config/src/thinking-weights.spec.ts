@@ -1,5 +1,5 @@
 import { configFromEnv } from './config';
-import { THINKING_DEFAULTS, thinkingVariable } from '@crs/domain/retrieval/thinking-weights';
+import { THINKING_DEFAULTS, thinkingVariable, wideLimit } from '@crs/domain/retrieval/thinking-weights';
 
 /** The weights the configuration reads from these variables. */
 const thinkingWeights = (env: NodeJS.ProcessEnv) => configFromEnv(env, 'postgres://spec').retrieval.thinking;
@@ -21,5 +21,11 @@ describe('thinking weights', () => {
       'THINKING_NEIGHBOURS', 'THINKING_EXPANSION', 'THINKING_RRF_K', 'THINKING_GRAPH_WEIGHT', 'THINKING_MAX_ENTITY_CHUNKS',
       'THINKING_WIDE_FACTOR', 'THINKING_WIDE_MIN',
     ]);
+  });
+  it('sizes the wider retrieval: max(min, factor × limit), never below the limit', () => {
+    expect([1, 10, 11, 40].map((limit) => wideLimit(THINKING_DEFAULTS, limit))).toEqual([30, 30, 33, 120]);
+    const narrow = thinkingWeights({ THINKING_WIDE_FACTOR: '1.5', THINKING_WIDE_MIN: '15' });
+    expect([1, 10, 11].map((limit) => wideLimit(narrow, limit))).toEqual([15, 15, 17]);
+    expect(wideLimit({ wideFactor: 0.5, wideMin: 0 }, 10)).toBe(10);
   });
 });

@@ -9,7 +9,7 @@ import type { StepClock } from '@crs/domain/step-clock';
 import { APP_CONFIG, DATA_SOURCE, QUERY_STEP_CLOCK, SEARCH_CATALOG, SEARCH_INDEX } from '@crs/platform/tokens';
 import { GraphContextService } from './graph-context.service';
 import { appsAllowed, matchesFilters, RetrievalService, type RankedChunk, type RetrievalRequest } from './retrieval.service';
-import type { ThinkingWeights } from '@crs/domain/retrieval/thinking-weights';
+import { type ThinkingWeights, wideLimit } from '@crs/domain/retrieval/thinking-weights';
 import { itemKeysWithIds } from '@crs/projections/items/items.queries';
 
 const chunkIndexOf = (chunkId: string) => Number(chunkId.slice(chunkId.lastIndexOf(':') + 1));
@@ -44,7 +44,7 @@ export class ThinkingService {
     const queryKeysP = clock.timed('graph.query_entities', 1, () => this.graph.queryEntities(req.databaseId, req.query));
     const neighboursP = queryKeysP.then((keys) => clock.timed('thinking.neighbours', 1, () => this.graph.neighbours(req.databaseId, keys, this.tuning.neighbours)));
     neighboursP.catch(() => undefined); // awaited below
-    const base = await this.retrieval.retrieve({ ...req, limit: Math.max(Math.ceil(req.limit * this.tuning.wideFactor), Math.floor(this.tuning.wideMin), req.limit) });
+    const base = await this.retrieval.retrieve({ ...req, limit: wideLimit(this.tuning, req.limit) });
     const top = base.slice(0, this.tuning.topHits).map((r) => ({ itemKey: r.item.item_key, chunkIndex: chunkIndexOf(r.candidate.chunkId) }));
     const [queryKeys, neighbours, hitEntityMap] = await Promise.all([queryKeysP, neighboursP, clock.timed('thinking.hit_entities', 1, () => this.graph.chunkEntities(req.databaseId, top))]);
     // A top hit's entities count only when another top hit shares them: an entity only one hit mentions would

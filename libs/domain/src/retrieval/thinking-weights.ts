@@ -13,3 +13,7 @@ export type ThinkingWeights = typeof THINKING_DEFAULTS;
 
 /** The variable that overrides a weight for tuning: `graphWeight` -> `THINKING_GRAPH_WEIGHT`. */
 export const thinkingVariable = (weight: keyof ThinkingWeights): string => `THINKING_${weight.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
+/** How many results the wider fast retrieval that thinking re-ranks asks for: max(wideMin, wideFactor × limit), at least `limit`. */
+export const wideLimit = (weights: Pick<ThinkingWeights, 'wideFactor' | 'wideMin'>, limit: number): number =>
+  Math.max(Math.ceil(limit * weights.wideFactor), Math.floor(weights.wideMin), limit);
